@@ -1,0 +1,28 @@
+package io.workrow.queue;
+
+import java.util.List;
+
+/**
+ * Puts jobs on queues. Enqueue runs on the application's {@code DataSource} and joins the caller's
+ * Spring-managed transaction when there is one, so a job enqueued with a business write exists if
+ * and only if that write commits.
+ */
+public interface JobQueue {
+
+    /** Enqueues {@code payload} on {@code queue} with the queue's defaults; returns the job id. */
+    default long enqueue(String queue, Object payload) {
+        return enqueue(JobRequest.of(queue, payload));
+    }
+
+    /**
+     * Enqueues one job and returns its id. When the request's idempotency key already exists for
+     * its queue, nothing is inserted and the existing job's id is returned.
+     */
+    long enqueue(JobRequest request);
+
+    /**
+     * Enqueues many jobs in one round trip and returns their ids in request order, with the same
+     * idempotency rule as {@link #enqueue(JobRequest)}.
+     */
+    List<Long> enqueueAll(List<JobRequest> requests);
+}

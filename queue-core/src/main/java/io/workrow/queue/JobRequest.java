@@ -1,0 +1,134 @@
+package io.workrow.queue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What to enqueue: a queue, a payload and optional routing and scheduling. Immutable; each
+ * method returns a new request.
+ *
+ * <pre>{@code
+ * JobRequest.of("send-receipt", new ReceiptRequest(9182))
+ *         .partitionKey("order:9182").idempotencyKey("receipt-9182-v1")
+ *         .delay(Duration.ofMinutes(5)).priority(0).maxAttempts(5);
+ * }</pre>
+ */
+public final class JobRequest {
+
+    private final String queue;
+    private final Object payload;
+    private final String partitionKey;
+    private final String idempotencyKey;
+    private final Instant runAt;
+    private final Duration delay;
+    private final int priority;
+    private final Integer maxAttempts;
+
+    private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
+            Instant runAt, Duration delay, int priority, Integer maxAttempts) {
+        this.queue = queue;
+        this.payload = payload;
+        this.partitionKey = partitionKey;
+        this.idempotencyKey = idempotencyKey;
+        this.runAt = runAt;
+        this.delay = delay;
+        this.priority = priority;
+        this.maxAttempts = maxAttempts;
+    }
+
+    /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
+    public static JobRequest of(String queue, Object payload) {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(payload, "payload");
+        return new JobRequest(queue, payload, null, null, null, null, 0, null);
+    }
+
+    /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
+    public JobRequest partitionKey(String partitionKey) {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+    }
+
+    /** At most one job per key and queue exists; enqueueing the key again returns the first job's id. */
+    public JobRequest idempotencyKey(String idempotencyKey) {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+    }
+
+    /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
+    public JobRequest runAt(Instant runAt) {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey,
+                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts);
+    }
+
+    /**
+     * Runs no earlier than {@code delay} after the enqueue, measured by the database's clock.
+     * Replaces any {@link #runAt(Instant)}.
+     */
+    public JobRequest delay(Duration delay) {
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("delay must not be negative, was " + delay);
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts);
+    }
+
+    /** Lower runs first; default 0. Between -32768 and 32767. */
+    public JobRequest priority(int priority) {
+        if (priority < Short.MIN_VALUE || priority > Short.MAX_VALUE) {
+            throw new IllegalArgumentException("priority must be between " + Short.MIN_VALUE + " and "
+                    + Short.MAX_VALUE + ", was " + priority);
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+    }
+
+    /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
+    public JobRequest maxAttempts(int maxAttempts) {
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+    }
+
+    public String queue() {
+        return queue;
+    }
+
+    public Object payload() {
+        return payload;
+    }
+
+    /** The partition key, or {@code null}. */
+    public String partitionKey() {
+        return partitionKey;
+    }
+
+    /** The idempotency key, or {@code null}. */
+    public String idempotencyKey() {
+        return idempotencyKey;
+    }
+
+    /** The absolute due time, or {@code null}. */
+    public Instant runAt() {
+        return runAt;
+    }
+
+    /** The delay from enqueue, or {@code null}. */
+    public Duration delay() {
+        return delay;
+    }
+
+    public int priority() {
+        return priority;
+    }
+
+    /** The attempts requested for this job, or {@code null} for the queue's default. */
+    public Integer maxAttempts() {
+        return maxAttempts;
+    }
+
+    @Override
+    public String toString() {
+        // Never the payload: it may hold personal data.
+        return "JobRequest[queue=" + queue + ", partitionKey=" + partitionKey + ", idempotencyKey="
+                + idempotencyKey + "]";
+    }
+}

@@ -1,0 +1,58 @@
+package io.workrow.queue.maintenance;
+
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.store.JobStore;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Deletes finished jobs once they are older than their status's retention, in small batches so
+ * that no delete holds many locks or writes a burst of WAL.
+ */
+public final class RetentionPruner implements MaintenanceTask {
+
+    private static final Logger log = LoggerFactory.getLogger(RetentionPruner.class);
+
+    private final JobStore store;
+    private final Map<JobStatus, Duration> retention;
+    private final int batchSize;
+
+    /** @param retention how long to keep finished jobs of each status; statuses not named are kept */
+    public RetentionPruner(JobStore store, Map<JobStatus, Duration> retention, int batchSize) {
+        retention.keySet().forEach(status -> {
+            if (!status.isFinished()) {
+                throw new IllegalArgumentException("Retention applies to finished statuses only, not " + status);
+            }
+        });
+        this.store = store;
+        this.retention = new LinkedHashMap<>(retention);
+        this.batchSize = batchSize;
+    }
+
+    @Override
+    public String name() {
+        return "retention-pruner";
+    }
+
+    @Override
+    public int runOnce() {
+        int total = 0;
+        for (Map.Entry<JobStatus, Duration> entry : retention.entrySet()) {
+            int deleted = 0;
+            int batch;
+            do {
+                batch = store.pruneFinished(entry.getKey(), entry.getValue(), batchSize);
+                deleted += batch;
+            } while (batch == batchSize);
+            if (deleted > 0) {
+                log.info("Pruned {} {} jobs finished more than {} ago", deleted, entry.getKey().columnValue(),
+                        entry.getValue());
+            }
+            total += deleted;
+        }
+        return total;
+    }
+}

@@ -1,0 +1,72 @@
+package io.workrow.queue.migration;
+
+import io.workrow.queue.store.SqlIdentifier;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Creates and upgrades Workrow's tables with Workrow's own Flyway instance.
+ *
+ * <p>The scripts live in Workrow's own classpath package ({@value #LOCATION}), never in
+ * {@code db/migration}, and their history goes to its own table ({@value #HISTORY_TABLE}), so they
+ * never mix with the application's migrations, even in the same schema. Teams whose DBA applies
+ * SQL by hand can skip this class and run the same scripts from the jar.
+ */
+public final class WorkrowMigrations {
+
+    /** Classpath location of Workrow's migration scripts. */
+    public static final String LOCATION = "classpath:io/workrow/queue/migration";
+
+    /** Flyway history table for Workrow's migrations. */
+    public static final String HISTORY_TABLE = "workrow_schema_history";
+
+    private static final Logger log = LoggerFactory.getLogger(WorkrowMigrations.class);
+
+    private final DataSource dataSource;
+    private final SqlIdentifier schema;
+
+    public WorkrowMigrations(DataSource dataSource, SqlIdentifier schema) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+    }
+
+    /**
+     * The schema the connection resolves unqualified names to ({@code current_schema()}), checked
+     * like a configured one: Workrow's default when no schema is configured.
+     */
+    public static SqlIdentifier currentSchema(DataSource dataSource) {
+        String name = new JdbcTemplate(dataSource).queryForObject("SELECT current_schema()", String.class);
+        if (name == null) {
+            throw new IllegalStateException("The connection has no current schema (its search_path names no "
+                    + "existing schema); set the Workrow schema explicitly");
+        }
+        return SqlIdentifier.of("current_schema()", name);
+    }
+
+    /** Applies pending migrations to the schema, creating it if needed, and returns how many ran. */
+    public int migrate() {
+        Flyway flyway = Flyway.configure(WorkrowMigrations.class.getClassLoader())
+                .dataSource(dataSource)
+                .schemas(schema.name())
+                .defaultSchema(schema.name())
+                .createSchemas(true)
+                .table(HISTORY_TABLE)
+                .locations(LOCATION)
+                // The schema usually holds the application's tables already; start Workrow's own
+                // history at version 0 so that V1 still runs there.
+                .baselineOnMigrate(true)
+                .baselineVersion("0")
+                .cleanDisabled(true)
+                .load();
+        MigrateResult result = flyway.migrate();
+        if (result.migrationsExecuted > 0) {
+            log.info("Workrow schema migrated: schema={}, migrations={}, version={}",
+                    schema, result.migrationsExecuted, result.targetSchemaVersion);
+        }
+        return result.migrationsExecuted;
+    }
+}

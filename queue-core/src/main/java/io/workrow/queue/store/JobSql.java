@@ -1,0 +1,239 @@
+package io.workrow.queue.store;
+
+/**
+ * Every statement Workrow runs against {@code workrow_job}, one named text block each, mirrored by
+ * the {@link JobStore} method of the same name. {@code {job}} and {@code {lease_token_seq}} are
+ * replaced once, at start-up, with the quoted names in the configured schema; all values are bind
+ * parameters.
+ *
+ * <p>Time always comes from the database. Statements that may run inside a long transaction (a
+ * transactional handler's completion) use {@code clock_timestamp()}, because {@code now()} is the
+ * transaction's start.
+ */
+final class JobSql {
+
+    private JobSql() {
+    }
+
+    /**
+     * Inserts many jobs in one round trip from parallel arrays. {@code ORDER BY ord} makes the
+     * identity values follow input order, which is how ids are matched back to requests without
+     * idempotency keys. A conflicting idempotency key inserts nothing and returns nothing; the
+     * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}.
+     * Served by workrow_job_idempotency_idx for the conflict check.
+     */
+    static final String JOB_INSERT_MANY = """
+            INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
+                               payload, headers, run_at, max_attempts)
+            SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
+                   input.idempotency_key, input.payload::jsonb, input.headers::jsonb,
+                   coalesce(input.run_at::timestamptz,
+                            now() + coalesce(input.delay_ms, 0) * interval '1 millisecond'),
+                   input.max_attempts
+            FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
+                        ?::text[], ?::bigint[], ?::int[])
+                 WITH ORDINALITY AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
+                                          payload, headers, run_at, delay_ms, max_attempts, ord)
+            ORDER BY input.ord
+            ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id, queue, idempotency_key
+            """;
+
+    /**
+     * Ids of existing jobs by (queue, idempotency key). A separate statement from the insert on
+     * purpose: it takes a fresh snapshot, so it sees a row that a concurrent producer committed
+     * while our insert waited on the unique index.
+     */
+    static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
+            SELECT job.id, job.queue, job.idempotency_key
+            FROM {job} AS job
+            JOIN unnest(?::text[], ?::text[]) AS wanted(queue, idempotency_key)
+              ON job.queue = wanted.queue AND job.idempotency_key = wanted.idempotency_key
+            """;
+
+    /**
+     * Claims up to n due jobs of one queue in one statement. The CTE walks workrow_job_claim_idx in
+     * claim order and skips rows another worker has locked, so concurrent pollers never wait on or
+     * take the same row. Attempts are counted here, not at failure, so a job that kills its worker
+     * still moves toward retirement. Each row gets its own new fencing token.
+     */
+    static final String JOB_CLAIM = """
+            WITH due AS (
+                SELECT id
+                FROM {job}
+                WHERE queue = ? AND status = 'pending' AND run_at <= now()
+                ORDER BY priority, run_at, id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET status = 'running',
+                claimed_by = ?,
+                lease_token = nextval({lease_token_seq}),
+                lease_expires_at = now() + ? * interval '1 millisecond',
+                attempts = job.attempts + 1,
+                started_at = now(),
+                updated_at = now()
+            FROM due
+            WHERE job.id = due.id
+            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
+                      job.lease_token, job.run_at
+            """;
+
+    /**
+     * Completes many jobs in one statement, each fenced by its own token: a row whose lease this
+     * worker lost is not updated and not returned, so the caller sees every lost lease.
+     */
+    static final String JOB_COMPLETE_MANY = """
+            UPDATE {job} AS job
+            SET status = 'completed',
+                finished_at = clock_timestamp(),
+                updated_at = clock_timestamp(),
+                lease_expires_at = NULL,
+                lease_token = NULL
+            FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
+            WHERE job.id = done.id AND job.lease_token = done.token AND job.status = 'running'
+            RETURNING job.id
+            """;
+
+    /**
+     * Records a failed attempt, fenced. With attempts left the job goes back to pending with its
+     * due time moved forward by the backoff (a field, not a sleep, so the claim predicate stays the
+     * same); otherwise it is dead. Returns the new status; no row means the lease was lost.
+     */
+    static final String JOB_FAIL = """
+            UPDATE {job}
+            SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
+                run_at = CASE WHEN attempts >= max_attempts THEN run_at
+                              ELSE clock_timestamp() + ? * interval '1 millisecond' END,
+                finished_at = CASE WHEN attempts >= max_attempts THEN clock_timestamp() END,
+                claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by END,
+                last_error = ?,
+                last_error_at = clock_timestamp(),
+                lease_expires_at = NULL,
+                lease_token = NULL,
+                updated_at = clock_timestamp()
+            WHERE id = ? AND lease_token = ? AND status = 'running'
+            RETURNING status
+            """;
+
+    /** Sends a job straight to dead (discarded or unreadable payload), fenced. */
+    static final String JOB_DISCARD = """
+            UPDATE {job}
+            SET status = 'dead',
+                finished_at = clock_timestamp(),
+                last_error = ?,
+                last_error_at = clock_timestamp(),
+                lease_expires_at = NULL,
+                lease_token = NULL,
+                updated_at = clock_timestamp()
+            WHERE id = ? AND lease_token = ? AND status = 'running'
+            """;
+
+    /** Heartbeat: moves the lease expiry forward from the database's current time, fenced. */
+    static final String JOB_EXTEND_LEASE = """
+            UPDATE {job}
+            SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond',
+                updated_at = clock_timestamp()
+            WHERE id = ? AND lease_token = ? AND status = 'running'
+            """;
+
+    /** Records the step a multi-step job reached, fenced, so a retry resumes from it. */
+    static final String JOB_SAVE_STEP = """
+            UPDATE {job}
+            SET step = ?,
+                updated_at = clock_timestamp()
+            WHERE id = ? AND lease_token = ? AND status = 'running'
+            """;
+
+    /**
+     * Hands jobs back at shutdown, fenced: pending again at once, no owner, and the attempt this
+     * claim counted is given back, because the worker stopped rather than the job failing.
+     */
+    static final String JOB_RELEASE_MANY = """
+            UPDATE {job} AS job
+            SET status = 'pending',
+                attempts = greatest(job.attempts - 1, 0),
+                claimed_by = NULL,
+                lease_expires_at = NULL,
+                lease_token = NULL,
+                updated_at = clock_timestamp()
+            FROM unnest(?::bigint[], ?::bigint[]) AS held(id, token)
+            WHERE job.id = held.id AND job.lease_token = held.token AND job.status = 'running'
+            RETURNING job.id
+            """;
+
+    /**
+     * Returns jobs whose lease expired to pending, or to dead when their attempts are spent, and
+     * clears the owner. Served by workrow_job_lease_idx. SKIP LOCKED lets every node run the
+     * sweeper at once without waiting on each other or moving a row twice.
+     */
+    static final String JOB_SWEEP_EXPIRED_LEASES = """
+            WITH expired AS (
+                SELECT id, claimed_by
+                FROM {job}
+                WHERE status = 'running' AND lease_expires_at < clock_timestamp()
+                ORDER BY lease_expires_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET status = CASE WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'pending' END,
+                finished_at = CASE WHEN job.attempts >= job.max_attempts THEN clock_timestamp() END,
+                last_error = 'lease expired while held by ' || expired.claimed_by,
+                last_error_at = clock_timestamp(),
+                claimed_by = NULL,
+                lease_expires_at = NULL,
+                lease_token = NULL,
+                updated_at = clock_timestamp()
+            FROM expired
+            WHERE job.id = expired.id
+            RETURNING job.id, job.queue, job.status, expired.claimed_by AS previous_owner,
+                      job.attempts, job.max_attempts
+            """;
+
+    /**
+     * Moves pending jobs whose attempts reached max_attempts to dead (for example after an operator
+     * lowered max_attempts). Scans workrow_job_claim_idx, which holds pending rows only.
+     */
+    static final String JOB_RETIRE_EXHAUSTED = """
+            WITH exhausted AS (
+                SELECT id
+                FROM {job}
+                WHERE status = 'pending' AND attempts >= max_attempts
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET status = 'dead',
+                finished_at = clock_timestamp(),
+                last_error = coalesce(job.last_error, 'attempts exhausted'),
+                last_error_at = clock_timestamp(),
+                updated_at = clock_timestamp()
+            FROM exhausted
+            WHERE job.id = exhausted.id
+            RETURNING job.id, job.queue, job.attempts, job.max_attempts
+            """;
+
+    /**
+     * Deletes one batch of finished jobs of one status older than the retention. Served by
+     * workrow_job_finished_idx; small batches keep each delete's locks and WAL short.
+     */
+    static final String JOB_PRUNE_FINISHED = """
+            DELETE FROM {job}
+            WHERE id IN (
+                SELECT id
+                FROM {job}
+                WHERE status = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            )
+            """;
+
+    /** Replaces the table and sequence placeholders with quoted names in {@code schema}. */
+    static String render(String sql, SqlIdentifier schema) {
+        return sql.replace("{job}", schema.quoted() + ".workrow_job")
+                .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");
+    }
+}

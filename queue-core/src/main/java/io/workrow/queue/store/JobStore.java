@@ -1,0 +1,259 @@
+package io.workrow.queue.store;
+
+import io.workrow.queue.JobStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.PreparedStatementCreator;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * Runs Workrow's statements ({@link JobSql}), one method per statement with the same name.
+ *
+ * <p>Every method runs on the given {@link DataSource} through {@link JdbcTemplate}, so it joins the
+ * caller's Spring-managed transaction when there is one and runs in its own short transaction
+ * otherwise. Methods that update a held job are fenced by its token and say whether they matched.
+ */
+public final class JobStore {
+
+    private static final RowMapper<ClaimedJob> CLAIMED_JOB = (rs, row) -> new ClaimedJob(
+            rs.getLong("id"),
+            rs.getString("queue"),
+            rs.getString("partition_key"),
+            rs.getString("idempotency_key"),
+            rs.getString("payload"),
+            rs.getString("headers"),
+            rs.getInt("attempts"),
+            rs.getInt("max_attempts"),
+            rs.getString("step"),
+            rs.getLong("lease_token"),
+            instant(rs, "run_at"));
+
+    private final JdbcTemplate jdbc;
+    private final SqlIdentifier schema;
+    private final String insertMany;
+    private final String findByIdempotencyKeys;
+    private final String claim;
+    private final String completeMany;
+    private final String fail;
+    private final String discard;
+    private final String extendLease;
+    private final String saveStep;
+    private final String releaseMany;
+    private final String sweepExpiredLeases;
+    private final String retireExhausted;
+    private final String pruneFinished;
+
+    public JobStore(DataSource dataSource, SqlIdentifier schema) {
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.schema = schema;
+        this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
+        this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
+        this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
+        this.completeMany = JobSql.render(JobSql.JOB_COMPLETE_MANY, schema);
+        this.fail = JobSql.render(JobSql.JOB_FAIL, schema);
+        this.discard = JobSql.render(JobSql.JOB_DISCARD, schema);
+        this.extendLease = JobSql.render(JobSql.JOB_EXTEND_LEASE, schema);
+        this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
+        this.releaseMany = JobSql.render(JobSql.JOB_RELEASE_MANY, schema);
+        this.sweepExpiredLeases = JobSql.render(JobSql.JOB_SWEEP_EXPIRED_LEASES, schema);
+        this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
+        this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
+    }
+
+    /** The schema this store's statements address. */
+    public SqlIdentifier schema() {
+        return schema;
+    }
+
+    /**
+     * Inserts jobs in one round trip and returns their ids in input order. A job whose
+     * (queue, idempotency key) already exists is not inserted; the existing job's id is returned
+     * in its place (one more statement, only when that happens).
+     */
+    public List<Long> insertMany(List<NewJob> jobs) {
+        if (jobs.isEmpty()) {
+            return List.of();
+        }
+        List<IdRow> inserted = jdbc.query(arrays(insertMany,
+                column(jobs, "text", NewJob::queue),
+                column(jobs, "text", NewJob::partitionKey),
+                column(jobs, "int4", NewJob::partitionBucket),
+                column(jobs, "int4", NewJob::priority),
+                column(jobs, "text", NewJob::idempotencyKey),
+                column(jobs, "text", NewJob::payloadJson),
+                column(jobs, "text", NewJob::headersJson),
+                column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
+                column(jobs, "int8", NewJob::delayMillis),
+                column(jobs, "int4", NewJob::maxAttempts)), IdRow.MAPPER);
+
+        Map<QueueKey, Long> keyed = new HashMap<>();
+        List<Long> unkeyed = new ArrayList<>();
+        for (IdRow row : inserted) {
+            if (row.idempotencyKey() == null) {
+                unkeyed.add(row.id());
+            } else {
+                keyed.put(new QueueKey(row.queue(), row.idempotencyKey()), row.id());
+            }
+        }
+        unkeyed.sort(null);
+        findExisting(jobs, keyed);
+
+        List<Long> ids = new ArrayList<>(jobs.size());
+        int nextUnkeyed = 0;
+        for (NewJob job : jobs) {
+            if (job.idempotencyKey() == null) {
+                ids.add(unkeyed.get(nextUnkeyed++));
+            } else {
+                Long id = keyed.get(new QueueKey(job.queue(), job.idempotencyKey()));
+                if (id == null) {
+                    throw new IllegalStateException("Job with idempotency key '" + job.idempotencyKey()
+                            + "' in queue '" + job.queue() + "' was neither inserted nor found; it was"
+                            + " deleted while this enqueue ran. Enqueue it again.");
+                }
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
+    private void findExisting(List<NewJob> jobs, Map<QueueKey, Long> keyed) {
+        List<QueueKey> missing = jobs.stream()
+                .filter(job -> job.idempotencyKey() != null)
+                .map(job -> new QueueKey(job.queue(), job.idempotencyKey()))
+                .filter(key -> !keyed.containsKey(key))
+                .distinct()
+                .toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        for (IdRow row : jdbc.query(arrays(findByIdempotencyKeys,
+                column(missing, "text", QueueKey::queue),
+                column(missing, "text", QueueKey::idempotencyKey)), IdRow.MAPPER)) {
+            keyed.put(new QueueKey(row.queue(), row.idempotencyKey()), row.id());
+        }
+    }
+
+    /** Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}. */
+    public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
+        return jdbc.query(claim, CLAIMED_JOB, queue, limit, workerId, lease.toMillis());
+    }
+
+    /** Completes jobs in one statement; returns the ids that were still held (the rest lost their lease). */
+    public Set<Long> completeMany(Collection<HeldJob> jobs) {
+        return heldMany(completeMany, jobs);
+    }
+
+    /**
+     * Records a failed attempt. Returns the job's new status ({@code PENDING} to retry after
+     * {@code retryDelay}, or {@code DEAD}), or empty when the lease was lost.
+     */
+    public Optional<JobStatus> fail(HeldJob job, String error, Duration retryDelay) {
+        List<String> status = jdbc.queryForList(fail, String.class,
+                retryDelay.toMillis(), error, job.id(), job.leaseToken());
+        return status.stream().findFirst().map(JobStatus::fromColumn);
+    }
+
+    /** Sends a held job to dead at once; false when the lease was lost. */
+    public boolean discard(HeldJob job, String error) {
+        return jdbc.update(discard, error, job.id(), job.leaseToken()) == 1;
+    }
+
+    /** Sets the lease to expire {@code lease} from now; false when the lease was lost. */
+    public boolean extendLease(HeldJob job, Duration lease) {
+        return jdbc.update(extendLease, lease.toMillis(), job.id(), job.leaseToken()) == 1;
+    }
+
+    /** Records the step a held job reached; false when the lease was lost. */
+    public boolean saveStep(HeldJob job, String step) {
+        return jdbc.update(saveStep, step, job.id(), job.leaseToken()) == 1;
+    }
+
+    /** Returns held jobs to pending with no owner; returns the ids released. */
+    public Set<Long> releaseMany(Collection<HeldJob> jobs) {
+        return heldMany(releaseMany, jobs);
+    }
+
+    /** Recovers up to {@code limit} jobs whose lease expired. */
+    public List<MovedJob> sweepExpiredLeases(int limit) {
+        return jdbc.query(sweepExpiredLeases, (rs, row) -> new MovedJob(
+                rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
+                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner")), limit);
+    }
+
+    /** Moves up to {@code limit} pending jobs with no attempts left to dead. */
+    public List<MovedJob> retireExhausted(int limit) {
+        return jdbc.query(retireExhausted, (rs, row) -> new MovedJob(
+                rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD,
+                rs.getInt("attempts"), rs.getInt("max_attempts"), null), limit);
+    }
+
+    /** Deletes up to {@code limit} jobs in {@code status} that finished more than {@code olderThan} ago. */
+    public int pruneFinished(JobStatus status, Duration olderThan, int limit) {
+        if (!status.isFinished()) {
+            throw new IllegalArgumentException("Only finished jobs are pruned, not " + status);
+        }
+        return jdbc.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
+    }
+
+    private Set<Long> heldMany(String sql, Collection<HeldJob> jobs) {
+        if (jobs.isEmpty()) {
+            return Set.of();
+        }
+        List<HeldJob> list = List.copyOf(jobs);
+        return new HashSet<>(jdbc.query(arrays(sql,
+                column(list, "int8", HeldJob::id),
+                column(list, "int8", HeldJob::leaseToken)), (rs, row) -> rs.getLong(1)));
+    }
+
+    private static PreparedStatementCreator arrays(String sql, ArrayColumn... columns) {
+        return connection -> {
+            PreparedStatement statement = connection.prepareStatement(sql);
+            for (int i = 0; i < columns.length; i++) {
+                statement.setArray(i + 1, columns[i].create(connection));
+            }
+            return statement;
+        };
+    }
+
+    private static <T> ArrayColumn column(List<T> rows, String sqlType,
+            java.util.function.Function<T, ?> value) {
+        Object[] values = new Object[rows.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = value.apply(rows.get(i));
+        }
+        return connection -> connection.createArrayOf(sqlType, values);
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
+    }
+
+    @FunctionalInterface
+    private interface ArrayColumn {
+        java.sql.Array create(Connection connection) throws SQLException;
+    }
+
+    private record QueueKey(String queue, String idempotencyKey) {
+    }
+
+    private record IdRow(long id, String queue, String idempotencyKey) {
+        static final RowMapper<IdRow> MAPPER = (rs, row) ->
+                new IdRow(rs.getLong("id"), rs.getString("queue"), rs.getString("idempotency_key"));
+    }
+}

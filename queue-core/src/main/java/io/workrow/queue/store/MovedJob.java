@@ -1,0 +1,12 @@
+package io.workrow.queue.store;
+
+import io.workrow.queue.JobStatus;
+
+/**
+ * A job a maintenance statement moved, as it is afterwards: for logs and counts.
+ *
+ * @param previousOwner the worker that held it before, where the statement knows it
+ */
+public record MovedJob(long id, String queue, JobStatus status, int attempts, int maxAttempts,
+        String previousOwner) {
+}
