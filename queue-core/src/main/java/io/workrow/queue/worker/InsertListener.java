@@ -52,47 +52,86 @@ final class InsertListener implements Runnable {
         stopSignal.signal();
     }
 
+    /**
+     * Notifications are read from the driver's own connection, past the pool's proxy, so a pool
+     * never sees that read fail. One statement through the proxy lets the pool see the broken
+     * connection and evict it instead of lending it to the application.
+     */
+    private static void revealBroken(Connection connection) {
+        if (connection == null) {
+            return;
+        }
+        try (Statement probe = connection.createStatement()) {
+            probe.execute("SELECT 1");
+        } catch (SQLException expected) {
+            // The connection is broken; the pool has now seen it fail.
+        }
+    }
+
     @Override
     public void run() {
         long backoff = 100;
         while (running) {
-            try (Connection connection = dataSource.getConnection()) {
+            Connection connection = null;
+            try {
+                connection = dataSource.getConnection();
                 connection.setAutoCommit(true);
-                try (Statement statement = connection.createStatement()) {
-                    statement.execute("LISTEN " + CHANNEL);
-                }
-                PGConnection notifications = connection.unwrap(PGConnection.class);
-                connected = true;
-                if (backoff > 100) {
-                    log.info("Insert listener reconnected; waking every queue to catch up");
-                }
+                listen(connection, backoff > 100);
                 backoff = 100;
-                onConnect.run();
-                while (running) {
-                    PGNotification[] received = notifications.getNotifications(RECEIVE_TIMEOUT_MILLIS);
-                    if (received != null) {
-                        for (PGNotification notification : received) {
-                            onInsert.accept(notification.getParameter());
-                        }
-                    }
-                }
+                unlisten(connection);
             } catch (SQLException | RuntimeException e) {
+                // Probe before closing: closing first would return the broken connection to the pool.
+                revealBroken(connection);
                 boolean wasConnected = connected;
                 connected = false;
                 if (!running) {
-                    return;
+                    break;
                 }
-                if (wasConnected) {
-                    log.warn("Insert listener lost its connection, reconnecting in {} ms (polling continues): {}",
-                            backoff, e.toString());
-                } else {
-                    log.warn("Insert listener could not connect, retrying in {} ms (polling continues): {}",
-                            backoff, e.toString());
-                }
+                log.warn("Insert listener {}, retrying in {} ms (polling continues): {}",
+                        wasConnected ? "lost its connection" : "could not connect", backoff, e.toString());
                 stopSignal.sleep(backoff);
                 backoff = Math.min(backoff * 2, MAX_RECONNECT_BACKOFF_MILLIS);
             } finally {
                 connected = false;
+                close(connection);
+            }
+        }
+    }
+
+    /** Listens until stopped or the connection fails. */
+    private void listen(Connection connection, boolean reconnecting) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("LISTEN " + CHANNEL);
+        }
+        PGConnection notifications = connection.unwrap(PGConnection.class);
+        connected = true;
+        if (reconnecting) {
+            log.info("Insert listener reconnected; waking every queue to catch up");
+        }
+        onConnect.run();
+        while (running) {
+            PGNotification[] received = notifications.getNotifications(RECEIVE_TIMEOUT_MILLIS);
+            if (received != null) {
+                for (PGNotification notification : received) {
+                    onInsert.accept(notification.getParameter());
+                }
+            }
+        }
+    }
+
+    /** A pooled connection goes back clean: no longer subscribed, so it collects no notifications. */
+    private static void unlisten(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("UNLISTEN *");
+        }
+    }
+
+    private static void close(Connection connection) {
+        if (connection != null) {
+            try {
+                connection.close();
+            } catch (SQLException e) {
+                log.debug("Closing the listener connection failed", e);
             }
         }
     }

@@ -1,0 +1,134 @@
+package io.workrow.queue.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+class JdbcJobQueueTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private JobQueue jobQueue;
+    private TransactionTemplate transaction;
+
+    record Receipt(long orderId, String email) {
+    }
+
+    @BeforeEach
+    void setUp() {
+        database.deleteAllJobs();
+        jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper(), queue -> 7, 1024);
+        transaction = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
+    }
+
+    private int jobCount() {
+        return database.jdbc().queryForObject("SELECT count(*) FROM workrow_job", Integer.class);
+    }
+
+    @Test
+    void enqueueInATransactionThatRollsBackLeavesNoRow() {
+        transaction.executeWithoutResult(status -> {
+            jobQueue.enqueue("send-receipt", new Receipt(1, "a@example.com"));
+            assertThat(jobCount()).isEqualTo(1);
+            status.setRollbackOnly();
+        });
+        assertThat(jobCount()).isZero();
+    }
+
+    @Test
+    void enqueueInATransactionThatCommitsLeavesOneRow() {
+        long id = transaction.execute(status -> jobQueue.enqueue("send-receipt", new Receipt(1, "a@example.com")));
+        Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
+        assertThat(jobCount()).isEqualTo(1);
+        assertThat(row.get("status")).isEqualTo("pending");
+        assertThat(row.get("max_attempts")).isEqualTo(7);
+        assertThat(database.jdbc().queryForObject("SELECT payload->>'orderId' FROM workrow_job WHERE id = ?",
+                String.class, id)).isEqualTo("1");
+        assertThat(row.get("payload").toString()).doesNotContain("class");
+    }
+
+    @Test
+    void sixteenThreadsEnqueueingOneIdempotencyKeyMakeOneRowAndAllGetItsId() throws Exception {
+        int threads = 16;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch ready = new CountDownLatch(threads);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Long>> ids = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            long orderId = i;
+            ids.add(pool.submit(() -> {
+                ready.countDown();
+                go.await();
+                return transaction.execute(status -> jobQueue.enqueue(
+                        JobRequest.of("send-receipt", new Receipt(orderId, "x@example.com"))
+                                .idempotencyKey("receipt-9182-v1")));
+            }));
+        }
+        ready.await();
+        go.countDown();
+        List<Long> results = new ArrayList<>();
+        for (Future<Long> id : ids) {
+            results.add(id.get());
+        }
+        pool.shutdown();
+
+        assertThat(jobCount()).isEqualTo(1);
+        long only = database.jdbc().queryForObject("SELECT id FROM workrow_job", Long.class);
+        assertThat(results).containsOnly(only).hasSize(threads);
+    }
+
+    @Test
+    void enqueueAllReturnsIdsInOrderAndHonoursEachRequest() {
+        List<Long> ids = jobQueue.enqueueAll(List.of(
+                JobRequest.of("a", new Receipt(1, "a")).partitionKey("order:1").priority(3).maxAttempts(2),
+                JobRequest.of("b", new Receipt(2, "b")).delay(Duration.ofHours(1)),
+                JobRequest.of("a", new Receipt(3, "c")).idempotencyKey("k")));
+        assertThat(ids).hasSize(3);
+        Map<String, Object> first = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", ids.get(0));
+        assertThat(first.get("partition_key")).isEqualTo("order:1");
+        assertThat(((Number) first.get("partition_bucket")).intValue()).isEqualTo(PartitionBuckets.of("order:1"));
+        assertThat(((Number) first.get("priority")).intValue()).isEqualTo(3);
+        assertThat(first.get("max_attempts")).isEqualTo(2);
+        assertThat(database.jdbc().queryForObject("SELECT run_at > now() + interval '59 minutes' FROM workrow_job"
+                + " WHERE id = ?", Boolean.class, ids.get(1))).isTrue();
+        assertThat(database.jdbc().queryForObject("SELECT payload->>'orderId' FROM workrow_job WHERE id = ?",
+                String.class, ids.get(2))).isEqualTo("3");
+    }
+
+    @Test
+    void payloadOverTheLimitIsRejectedNamingTheSetting() {
+        String big = "x".repeat(2000);
+        assertThatThrownBy(() -> jobQueue.enqueue("a", new Receipt(1, big)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("workrow.max-payload-size")
+                .hasMessageContaining("over the limit of 1024");
+        assertThat(jobCount()).isZero();
+    }
+
+    @Test
+    void invalidQueueNameIsRejectedBeforeAnythingIsWritten() {
+        assertThatThrownBy(() -> jobQueue.enqueueAll(List.of(
+                JobRequest.of("fine", new Receipt(1, "a")), JobRequest.of("Not Valid", new Receipt(2, "b")))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'Not Valid'");
+        assertThat(jobCount()).isZero();
+    }
+}

@@ -1,0 +1,41 @@
+package io.workrow.queue.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class PartitionBucketsTests {
+
+    @Test
+    void sameKeyAlwaysGivesTheSameBucket() {
+        // CRC-32("order:9182") is fixed; pinning the value guards against a change of hash.
+        assertThat(PartitionBuckets.of("order:9182")).isEqualTo(PartitionBuckets.of("order:9182"))
+                .isEqualTo((int) (crc32("order:9182") % 1024));
+    }
+
+    @Test
+    void keysSpreadOverTheBuckets() {
+        Set<Integer> buckets = new HashSet<>();
+        for (int i = 0; i < 10_000; i++) {
+            int bucket = PartitionBuckets.of("customer:" + i);
+            assertThat(bucket).isBetween(0, 1023);
+            buckets.add(bucket);
+        }
+        assertThat(buckets.size()).isGreaterThan(1000);
+    }
+
+    @Test
+    void jobsWithoutKeyGetAValidBucket() {
+        for (int i = 0; i < 1000; i++) {
+            assertThat(PartitionBuckets.of(null)).isBetween(0, 1023);
+        }
+    }
+
+    private static long crc32(String text) {
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return crc.getValue();
+    }
+}

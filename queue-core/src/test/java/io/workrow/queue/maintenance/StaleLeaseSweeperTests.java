@@ -1,0 +1,78 @@
+package io.workrow.queue.maintenance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.NewJob;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class StaleLeaseSweeperTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    @Test
+    void sweepersOnManyNodesAtOnceMoveEachExpiredJobExactlyOnce() throws Exception {
+        JobStore store = database.store();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            jobs.add(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 5));
+        }
+        store.insertMany(jobs);
+        store.claim("q", "crashed-worker", 2000, Duration.ofMinutes(1));
+        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+
+        int nodes = 4;
+        ExecutorService pool = Executors.newFixedThreadPool(nodes);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Integer>> moved = new ArrayList<>();
+        for (int i = 0; i < nodes; i++) {
+            StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50);
+            moved.add(pool.submit(() -> {
+                go.await();
+                return sweeper.runOnce();
+            }));
+        }
+        go.countDown();
+        int total = 0;
+        for (Future<Integer> count : moved) {
+            total += count.get();
+        }
+        pool.shutdown();
+
+        assertThat(total).isEqualTo(2000);
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM workrow_job WHERE status = 'pending' AND claimed_by IS NULL", Integer.class))
+                .isEqualTo(2000);
+    }
+
+    @Test
+    void schedulerRunsTasksUntilClosed() throws Exception {
+        CountDownLatch ran = new CountDownLatch(3);
+        MaintenanceTask counting = new MaintenanceTask() {
+            @Override
+            public String name() {
+                return "counting";
+            }
+
+            @Override
+            public int runOnce() {
+                ran.countDown();
+                return 0;
+            }
+        };
+        try (MaintenanceScheduler scheduler = new MaintenanceScheduler().every(Duration.ofMillis(20), counting)) {
+            scheduler.start();
+            assertThat(ran.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        }
+    }
+}

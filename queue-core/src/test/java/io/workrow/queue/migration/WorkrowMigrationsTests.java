@@ -1,0 +1,59 @@
+package io.workrow.queue.migration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class WorkrowMigrationsTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
+
+    private int tablesNamed(String name) {
+        return database.jdbc().queryForObject("SELECT count(*) FROM pg_tables WHERE tablename = ?", Integer.class, name);
+    }
+
+    @Test
+    void injectedSchemaNameFailsClearlyAndExecutesNothing() {
+        database.jdbc().execute("CREATE TABLE IF NOT EXISTS x (id int)");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new WorkrowMigrations(database.dataSource(),
+                        SqlIdentifier.of("workrow.schema", "public; drop table x")).migrate())
+                .withMessage("workrow.schema must be a plain SQL identifier matching ^[a-z_][a-z0-9_]*$,"
+                        + " was 'public; drop table x'");
+        assertThat(tablesNamed("x")).isEqualTo(1);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'public;%'",
+                Integer.class)).isZero();
+    }
+
+    @Test
+    void migratesIntoAConfiguredSchemaBesideTheApplicationsTablesAndIsRepeatable() {
+        database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
+        WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
+
+        assertThat(migrations.migrate()).isEqualTo(1);
+        assertThat(migrations.migrate()).isZero();
+
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'jobs' AND tablename IN ('workrow_job',"
+                        + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
+                Integer.class)).isEqualTo(5);
+    }
+
+    @Test
+    void migratesIntoANonEmptyCurrentSchema() {
+        database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_customers (id int)");
+        SqlIdentifier current = WorkrowMigrations.currentSchema(database.dataSource());
+        assertThat(current.name()).isEqualTo("public");
+        new WorkrowMigrations(database.dataSource(), current).migrate();
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'workrow_job'",
+                Integer.class)).isEqualTo(1);
+    }
+}

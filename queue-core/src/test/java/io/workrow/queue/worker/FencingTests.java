@@ -1,0 +1,151 @@
+package io.workrow.queue.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.workrow.queue.JobLeaseLostException;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.maintenance.StaleLeaseSweeper;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.HeldJob;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class FencingTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private JobStore store;
+    private JdbcJobQueue jobQueue;
+    private StaleLeaseSweeper sweeper;
+
+    record Charge(int cents) {
+    }
+
+    @BeforeEach
+    void setUp() {
+        database.deleteAllJobs();
+        store = database.store();
+        jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
+        sweeper = new StaleLeaseSweeper(store, 100);
+    }
+
+    private void expireLease(long id) {
+        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?", id);
+    }
+
+    private Map<String, Object> row(long id) {
+        return database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
+    }
+
+    @Test
+    void lateCompleteAndLateFailAfterLeaseLossUpdateNothingAndLeaveTheNewOwnerAlone() {
+        long id = jobQueue.enqueue("charge", new Charge(1200));
+        ClaimedJob byA = store.claim("charge", "worker-a", 1, Duration.ofSeconds(30)).get(0);
+        expireLease(id);
+        assertThat(sweeper.runOnce()).isEqualTo(1);
+        ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
+        assertThat(byB.id()).isEqualTo(id);
+
+        HeldJob lateA = new HeldJob(id, byA.leaseToken());
+        assertThat(store.completeMany(List.of(lateA))).isEmpty();
+        assertThat(store.fail(lateA, "late failure", Duration.ZERO)).isEmpty();
+        assertThat(store.discard(lateA, "late discard")).isFalse();
+        Map<String, Object> whileB = row(id);
+        assertThat(whileB.get("status")).isEqualTo("running");
+        assertThat(whileB.get("claimed_by")).isEqualTo("worker-b");
+        assertThat(whileB.get("lease_token")).isEqualTo(byB.leaseToken());
+
+        assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken())))).containsExactly(id);
+        Map<String, Object> done = row(id);
+        assertThat(done.get("status")).isEqualTo("completed");
+        assertThat(done.get("claimed_by")).isEqualTo("worker-b");
+        assertThat(done.get("attempts")).isEqualTo(2);
+    }
+
+    @Test
+    void runtimeWhoseLeaseWasLostDoesNotRecordItsLateSuccess() throws Exception {
+        long id = jobQueue.enqueue("charge", new Charge(1200));
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        WorkerRuntime runtimeA = WorkerRuntime.builder(database.dataSource())
+                .workerId("worker-a")
+                .handler("charge", Charge.class, (charge, job) -> {
+                    started.countDown();
+                    release.await();
+                }, QueueOptions.defaults().withConcurrency(1))
+                .build();
+        runtimeA.start();
+        try {
+            assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+            expireLease(id);
+            assertThat(sweeper.runOnce()).isEqualTo(1);
+            ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
+            assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken())))).containsExactly(id);
+
+            release.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> runtimeA.inFlightCount() == 0);
+        } finally {
+            runtimeA.stop();
+        }
+        Map<String, Object> done = row(id);
+        assertThat(done.get("status")).isEqualTo("completed");
+        assertThat(done.get("claimed_by")).isEqualTo("worker-b");
+        assertThat(done.get("attempts")).isEqualTo(2);
+    }
+
+    @Test
+    void contextWritesFailOnceTheLeaseIsLostAndTheRetryResumesFromTheSavedStep() throws Exception {
+        long id = jobQueue.enqueue("charge", new Charge(5));
+        CountDownLatch firstAttemptWaiting = new CountDownLatch(1);
+        CountDownLatch leaseGone = new CountDownLatch(1);
+        List<String> stepsSeen = new CopyOnWriteArrayList<>();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .handler("charge", Charge.class, (charge, job) -> {
+                    stepsSeen.add(String.valueOf(job.step()));
+                    if (job.attempt() > 1) {
+                        job.saveStep("captured");
+                        return;
+                    }
+                    job.saveStep("authorized");
+                    job.extendLease(Duration.ofMinutes(2));
+                    firstAttemptWaiting.countDown();
+                    leaseGone.await();
+                    try {
+                        job.saveStep("captured");
+                    } catch (RuntimeException e) {
+                        thrown.set(e);
+                        throw e;
+                    }
+                }, QueueOptions.defaults().withConcurrency(1))
+                .build();
+        runtime.start();
+        try {
+            assertThat(firstAttemptWaiting.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(row(id).get("step")).isEqualTo("authorized");
+            expireLease(id);
+            assertThat(sweeper.runOnce()).isEqualTo(1);
+            leaseGone.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(row(id).get("status")));
+        } finally {
+            runtime.stop();
+        }
+        assertThat(thrown.get()).isInstanceOf(JobLeaseLostException.class).hasMessageContaining("job=" + id);
+        assertThat(stepsSeen).containsExactly("null", "authorized");
+        assertThat(row(id).get("step")).isEqualTo("captured");
+        assertThat(row(id).get("attempts")).isEqualTo(2);
+    }
+}
