@@ -6,6 +6,15 @@ package io.workrow.queue.store;
  * replaced once, at start-up, with the quoted names in the configured schema; all values are bind
  * parameters.
  *
+ * <p><b>Fencing.</b> Every statement that finalizes or touches a held job matches
+ * {@code id} and {@code lease_token}. The table's check constraint
+ * {@code workrow_job_token_only_while_running} makes a token exist exactly while the job is
+ * {@code running} (every transition out of running clears it, and each claim draws a new one), so
+ * the token match is the whole fence. The statements deliberately do not add
+ * {@code status = 'running'}: that predicate lets the planner pick the partial lease index, which
+ * under heavy churn is full of dead entries, instead of the primary key; measured, completion
+ * throughput fell from thousands to hundreds of jobs per second over a 100,000-job drain.
+ *
  * <p>Time always comes from the database. Statements that may run inside a long transaction (a
  * transactional handler's completion) use {@code clock_timestamp()}, because {@code now()} is the
  * transaction's start.
@@ -93,7 +102,7 @@ final class JobSql {
                 lease_expires_at = NULL,
                 lease_token = NULL
             FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
-            WHERE job.id = done.id AND job.lease_token = done.token AND job.status = 'running'
+            WHERE job.id = done.id AND job.lease_token = done.token
             RETURNING job.id
             """;
 
@@ -114,7 +123,7 @@ final class JobSql {
                 lease_expires_at = NULL,
                 lease_token = NULL,
                 updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ? AND status = 'running'
+            WHERE id = ? AND lease_token = ?
             RETURNING status
             """;
 
@@ -128,7 +137,7 @@ final class JobSql {
                 lease_expires_at = NULL,
                 lease_token = NULL,
                 updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ? AND status = 'running'
+            WHERE id = ? AND lease_token = ?
             """;
 
     /** Heartbeat: moves the lease expiry forward from the database's current time, fenced. */
@@ -136,7 +145,7 @@ final class JobSql {
             UPDATE {job}
             SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond',
                 updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ? AND status = 'running'
+            WHERE id = ? AND lease_token = ?
             """;
 
     /** Records the step a multi-step job reached, fenced, so a retry resumes from it. */
@@ -144,7 +153,7 @@ final class JobSql {
             UPDATE {job}
             SET step = ?,
                 updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ? AND status = 'running'
+            WHERE id = ? AND lease_token = ?
             """;
 
     /**
@@ -160,7 +169,7 @@ final class JobSql {
                 lease_token = NULL,
                 updated_at = clock_timestamp()
             FROM unnest(?::bigint[], ?::bigint[]) AS held(id, token)
-            WHERE job.id = held.id AND job.lease_token = held.token AND job.status = 'running'
+            WHERE job.id = held.id AND job.lease_token = held.token
             RETURNING job.id
             """;
 

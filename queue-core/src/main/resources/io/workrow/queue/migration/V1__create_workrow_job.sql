@@ -42,7 +42,10 @@ CREATE TABLE workrow_job (
 
     CONSTRAINT workrow_job_running_holds_lease CHECK (
         status <> 'running'
-        OR (claimed_by IS NOT NULL AND lease_expires_at IS NOT NULL AND lease_token IS NOT NULL))
+        OR (claimed_by IS NOT NULL AND lease_expires_at IS NOT NULL AND lease_token IS NOT NULL)),
+    -- A token exists exactly while the job runs, so "lease_token = ?" alone is the fence
+    -- (see JobSql: finalizing statements do not repeat status = 'running').
+    CONSTRAINT workrow_job_token_only_while_running CHECK ((status = 'running') = (lease_token IS NOT NULL))
 );
 
 -- Claim (JobSql.JOB_CLAIM): only pending rows are indexed, in the exact claim order, so the
