@@ -240,6 +240,63 @@ final class JobSql {
             )
             """;
 
+    /**
+     * Per-queue counts by status and the age of the oldest due pending job. Reads the whole table:
+     * an operator's query, not one to run per scrape.
+     */
+    static final String QUEUE_STATS = """
+            SELECT queue,
+                   count(*) FILTER (WHERE status = 'pending') AS pending,
+                   count(*) FILTER (WHERE status = 'running') AS running,
+                   count(*) FILTER (WHERE status = 'completed') AS completed,
+                   count(*) FILTER (WHERE status = 'dead') AS dead,
+                   count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
+                   coalesce(extract(epoch FROM now() - min(run_at)
+                            FILTER (WHERE status = 'pending' AND run_at <= now())), 0) AS oldest_due_seconds
+            FROM {job}
+            GROUP BY queue
+            ORDER BY queue
+            """;
+
+    /** Jobs in one status, optionally of one queue and with an error containing a text. */
+    static final String JOB_LIST = """
+            SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
+                   last_error, last_error_at, created_at
+            FROM {job}
+            WHERE status = ?
+              AND (?::text IS NULL OR queue = ?)
+              AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+            ORDER BY CASE WHEN status = 'running' THEN started_at END, id DESC
+            LIMIT ?
+            """;
+
+    /**
+     * Puts dead jobs back to pending with fresh attempts, due now, and wakes their queues' pollers
+     * (the insert trigger does not see updates). The last error stays for the record.
+     */
+    static final String JOB_RETRY_DEAD = """
+            WITH retried AS (
+                UPDATE {job}
+                SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL, updated_at = now()
+                WHERE status = 'dead'
+                  AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND (?::text IS NULL OR queue = ?)
+                  AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                RETURNING queue
+            ), woken AS (
+                SELECT pg_notify('workrow_job_inserted', queue) FROM (SELECT DISTINCT queue FROM retried) AS q
+            )
+            SELECT (SELECT count(*) FROM retried) AS retried, (SELECT count(*) FROM woken) AS queues
+            """;
+
+    /** Cancels a pending or running job; clearing the token fences out a running handler's result. */
+    static final String JOB_CANCEL = """
+            UPDATE {job}
+            SET status = 'cancelled', finished_at = clock_timestamp(), lease_expires_at = NULL, lease_token = NULL,
+                updated_at = clock_timestamp()
+            WHERE id = ? AND status IN ('pending', 'running')
+            """;
+
     /** Replaces the table and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
         return sql.replace("{job}", schema.quoted() + ".workrow_job")

@@ -1,6 +1,8 @@
 package io.workrow.queue.store;
 
 import io.workrow.queue.JobStatus;
+import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueStats;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -57,6 +59,10 @@ public final class JobStore {
     private final String sweepExpiredLeases;
     private final String retireExhausted;
     private final String pruneFinished;
+    private final String queueStats;
+    private final String list;
+    private final String retryDead;
+    private final String cancel;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
         this.jdbc = new JdbcTemplate(dataSource);
@@ -73,6 +79,10 @@ public final class JobStore {
         this.sweepExpiredLeases = JobSql.render(JobSql.JOB_SWEEP_EXPIRED_LEASES, schema);
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
+        this.queueStats = JobSql.render(JobSql.QUEUE_STATS, schema);
+        this.list = JobSql.render(JobSql.JOB_LIST, schema);
+        this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
+        this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
     }
 
     /** The schema this store's statements address. */
@@ -208,6 +218,46 @@ public final class JobStore {
             throw new IllegalArgumentException("Only finished jobs are pruned, not " + status);
         }
         return jdbc.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
+    }
+
+    /** Counts by status per queue. */
+    public List<QueueStats> queueStats() {
+        return jdbc.query(queueStats, (rs, row) -> new QueueStats(rs.getString("queue"), rs.getLong("pending"),
+                rs.getLong("running"), rs.getLong("completed"), rs.getLong("dead"), rs.getLong("cancelled"),
+                Duration.ofMillis(Math.round(rs.getDouble("oldest_due_seconds") * 1000))));
+    }
+
+    /** Jobs in {@code status}; {@code queue} and {@code errorText} narrow the list when not null. */
+    public List<JobSummary> list(JobStatus status, String queue, String errorText, int limit) {
+        return jdbc.query(list, (rs, row) -> new JobSummary(rs.getLong("id"), rs.getString("queue"),
+                JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"), rs.getInt("max_attempts"),
+                rs.getString("claimed_by"), instant(rs, "lease_expires_at"), instant(rs, "run_at"),
+                rs.getString("last_error"), instant(rs, "last_error_at"), instant(rs, "created_at")),
+                status.columnValue(), queue, queue, errorText, errorText, limit);
+    }
+
+    /**
+     * Retries dead jobs: those in {@code ids} when not null, narrowed by {@code queue} and
+     * {@code errorText} when not null. Returns how many moved.
+     */
+    public int retryDead(Collection<Long> ids, String queue, String errorText) {
+        Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
+        return jdbc.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(retryDead);
+            java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
+            statement.setArray(1, array);
+            statement.setArray(2, array);
+            statement.setString(3, queue);
+            statement.setString(4, queue);
+            statement.setString(5, errorText);
+            statement.setString(6, errorText);
+            return statement;
+        }, (rs, row) -> rs.getInt("retried")).get(0);
+    }
+
+    /** Cancels a pending or running job; false when it was finished or absent. */
+    public boolean cancel(long id) {
+        return jdbc.update(cancel, id) == 1;
     }
 
     private Set<Long> heldMany(String sql, Collection<HeldJob> jobs) {

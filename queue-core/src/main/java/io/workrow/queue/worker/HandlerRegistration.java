@@ -7,7 +7,19 @@ import java.lang.reflect.Type;
  * A queue's handler with the type its payload is read as and how the queue is worked.
  *
  * @param payloadType a class or a parameterized type such as {@code List<Item>}
+ * @param transaction for a transactional handler, the transaction its work and completion share;
+ *     {@code null} for the default, where no transaction is open while the handler runs
+ * @param description names the handler in logs and errors, e.g. {@code receipts.send(ReceiptRequest)}
  */
-public record HandlerRegistration(String queue, Type payloadType, JobHandler<Object> handler,
-        QueueOptions options) {
+public record HandlerRegistration(String queue, Type payloadType, JobHandler<Object> handler, QueueOptions options,
+        HandlerTransaction transaction, String description) {
+
+    /** A non-transactional registration. */
+    public HandlerRegistration(String queue, Type payloadType, JobHandler<Object> handler, QueueOptions options) {
+        this(queue, payloadType, handler, options, null, handler.getClass().getName());
+    }
+
+    public boolean isTransactional() {
+        return transaction != null;
+    }
 }

@@ -9,6 +9,7 @@ import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -54,8 +55,17 @@ final class JobExecutor {
                 discard(job, errors.describe(e));
                 return;
             }
-            registration.handler().handle(payload, new JobRunContext(job, store));
-            completer.submit(job);
+            JobRunContext context = new JobRunContext(job, store);
+            if (registration.isTransactional()) {
+                registration.transaction().execute(() -> {
+                    registration.handler().handle(payload, context);
+                    completeInTransaction(job);
+                });
+                inFlight.remove(job.id());
+            } else {
+                registration.handler().handle(payload, context);
+                completer.submit(job);
+            }
         } catch (DiscardJobException e) {
             discard(job, errors.describe(e));
         } catch (JobLeaseLostException e) {
@@ -75,6 +85,14 @@ final class JobExecutor {
             MDC.remove("job");
             MDC.remove("queue");
             MDC.remove("attempt");
+        }
+    }
+
+    /** The fenced completion inside a transactional handler's transaction; throwing rolls it all back. */
+    private void completeInTransaction(ClaimedJob job) {
+        if (store.completeMany(List.of(held(job))).isEmpty()) {
+            throw new JobLeaseLostException("job=" + job.id() + " queue=" + job.queue() + " lost its lease before"
+                    + " its transaction committed; the handler's writes were rolled back");
         }
     }
 

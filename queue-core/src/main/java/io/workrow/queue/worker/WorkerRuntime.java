@@ -296,11 +296,18 @@ public final class WorkerRuntime implements AutoCloseable {
         /** Registers a handler whose payload type is generic, such as {@code List<Item>}. */
         @SuppressWarnings("unchecked")
         public Builder handler(String queue, Type payloadType, JobHandler<?> handler, QueueOptions options) {
-            QueueNames.check(queue);
-            if (registrations.containsKey(queue)) {
-                throw new IllegalArgumentException("Queue '" + queue + "' already has a handler; a queue has exactly one");
+            return handler(new HandlerRegistration(queue, payloadType, (JobHandler<Object>) handler, options));
+        }
+
+        /** Registers a handler; a queue has exactly one. */
+        public Builder handler(HandlerRegistration registration) {
+            QueueNames.check(registration.queue());
+            HandlerRegistration existing = registrations.putIfAbsent(registration.queue(), registration);
+            if (existing != null) {
+                throw new IllegalArgumentException("Two handlers for queue '" + registration.queue() + "': "
+                        + existing.description() + " and " + registration.description()
+                        + ". A queue has exactly one handler.");
             }
-            registrations.put(queue, new HandlerRegistration(queue, payloadType, (JobHandler<Object>) handler, options));
             return this;
         }
 

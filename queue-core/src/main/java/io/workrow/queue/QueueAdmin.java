@@ -1,0 +1,36 @@
+package io.workrow.queue;
+
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * Inspection and operations for the people who run the queues: what is waiting, who holds what,
+ * what died and why, and putting dead jobs back to work. Everything here is also plain SQL on
+ * {@code workrow_job}.
+ */
+public interface QueueAdmin {
+
+    /** Per queue: jobs by status and how long the oldest due pending job has waited. */
+    List<QueueStats> stats();
+
+    /** Running jobs with their owner and lease, oldest claim first; {@code queue} null for all. */
+    List<JobSummary> runningJobs(String queue, int limit);
+
+    /**
+     * Dead jobs with their last error, newest first. {@code queue} null for all queues;
+     * {@code errorText} null for any error, else a case-insensitive substring of {@code last_error}.
+     */
+    List<JobSummary> deadJobs(String queue, String errorText, int limit);
+
+    /** Puts these dead jobs back to pending with fresh attempts, due now; returns how many moved. */
+    int retryDead(Collection<Long> ids);
+
+    /** Retries every dead job of {@code queue} whose last error contains {@code errorText}. */
+    int retryDead(String queue, String errorText);
+
+    /**
+     * Cancels a pending or running job. A running handler is not interrupted, but its result can
+     * no longer be recorded. Returns false when the job was already finished or does not exist.
+     */
+    boolean cancel(long id);
+}

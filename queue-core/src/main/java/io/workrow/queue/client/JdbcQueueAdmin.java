@@ -1,0 +1,65 @@
+package io.workrow.queue.client;
+
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueStats;
+import io.workrow.queue.store.JobStore;
+import java.util.Collection;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link QueueAdmin} on {@link JobStore}. Operations that move jobs log what they moved. */
+public final class JdbcQueueAdmin implements QueueAdmin {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcQueueAdmin.class);
+
+    private final JobStore store;
+
+    public JdbcQueueAdmin(JobStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public List<QueueStats> stats() {
+        return store.queueStats();
+    }
+
+    @Override
+    public List<JobSummary> runningJobs(String queue, int limit) {
+        return store.list(JobStatus.RUNNING, queue, null, limit);
+    }
+
+    @Override
+    public List<JobSummary> deadJobs(String queue, String errorText, int limit) {
+        return store.list(JobStatus.DEAD, queue, errorText, limit);
+    }
+
+    @Override
+    public int retryDead(Collection<Long> ids) {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        int retried = store.retryDead(ids, null, null);
+        log.info("Retried {} dead jobs by id: ids={}", retried, ids);
+        return retried;
+    }
+
+    @Override
+    public int retryDead(String queue, String errorText) {
+        QueueNames.check(queue);
+        int retried = store.retryDead(null, queue, errorText);
+        log.info("Retried {} dead jobs of queue={} whose last error contains '{}'", retried, queue, errorText);
+        return retried;
+    }
+
+    @Override
+    public boolean cancel(long id) {
+        boolean cancelled = store.cancel(id);
+        if (cancelled) {
+            log.info("job={} cancelled", id);
+        }
+        return cancelled;
+    }
+}
