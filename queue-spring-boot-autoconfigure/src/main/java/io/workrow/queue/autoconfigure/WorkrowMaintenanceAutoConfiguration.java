@@ -1,0 +1,38 @@
+package io.workrow.queue.autoconfigure;
+
+import io.workrow.queue.maintenance.ExhaustedJobRetirer;
+import io.workrow.queue.maintenance.MaintenanceScheduler;
+import io.workrow.queue.maintenance.RetentionPruner;
+import io.workrow.queue.maintenance.StaleLeaseSweeper;
+import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
+import io.workrow.queue.store.JobStore;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Maintenance on every worker node: the stale lease sweeper and the exhausted job retirer every
+ * {@code workrow.sweeper.interval}, the retention pruner every {@code workrow.retention.interval}.
+ * Each pass skips rows other nodes hold, so all nodes can run them at once.
+ */
+@AutoConfiguration(after = WorkrowAutoConfiguration.class)
+@ConditionalOnBean(JobStore.class)
+@ConditionalOnBooleanProperty(name = "workrow.enabled", matchIfMissing = true)
+public final class WorkrowMaintenanceAutoConfiguration {
+
+    /** Rows one maintenance statement moves at most; passes loop until a batch comes back short. */
+    private static final int BATCH_SIZE = 1000;
+
+    @Bean
+    @ConditionalOnMissingBean
+    MaintenanceLifecycle workrowMaintenance(JobStore store, WorkrowSettings settings) {
+        WorkrowProperties properties = settings.properties();
+        return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
+                .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE))
+                .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE))
+                .every(properties.getRetention().getInterval(),
+                        new RetentionPruner(store, settings.retention(), BATCH_SIZE)));
+    }
+}

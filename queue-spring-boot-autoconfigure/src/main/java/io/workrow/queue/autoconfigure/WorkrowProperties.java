@@ -1,0 +1,396 @@
+package io.workrow.queue.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration of Workrow, under {@code workrow}. Per-queue settings under
+ * {@code workrow.queues.<queue>} override the defaults under {@code workrow.defaults}.
+ * The defaults here equal the engine's own (checked by a test), so plain-Java and Spring users
+ * get the same behaviour.
+ */
+@ConfigurationProperties("workrow")
+public class WorkrowProperties {
+
+    /** Whether to run workers and maintenance in this application. The producer (JobQueue) works regardless. */
+    private boolean enabled = true;
+
+    /** Schema holding Workrow's tables: a plain lowercase SQL identifier. Defaults to the connection's current schema. */
+    private String schema;
+
+    /** Whether to wake idle workers with LISTEN/NOTIFY. Turn off behind PgBouncer in transaction pooling mode. */
+    private boolean listenNotify = true;
+
+    /** How often an idle queue looks for due jobs without a notification; also how soon scheduled jobs are seen. */
+    private Duration pollInterval = Duration.ofSeconds(1);
+
+    /** How long a claim holds a job before another worker may take it, unless a queue sets its own. */
+    private Duration lease = Duration.ofMinutes(5);
+
+    /** Time running handlers get to finish at shutdown before their jobs are handed back to pending. */
+    private Duration shutdownTimeout = Duration.ofSeconds(30);
+
+    /** Largest payload accepted by enqueue, as JSON. */
+    private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+
+    private final Migrations migrations = new Migrations();
+
+    private final Sweeper sweeper = new Sweeper();
+
+    private final Retention retention = new Retention();
+
+    private final QueueDefaults defaults = new QueueDefaults();
+
+    /** Per-queue settings, by queue name; each key overrides the same key under workrow.defaults. */
+    private Map<String, Queue> queues = new LinkedHashMap<>();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getSchema() {
+        return schema;
+    }
+
+    public void setSchema(String schema) {
+        this.schema = schema;
+    }
+
+    public boolean isListenNotify() {
+        return listenNotify;
+    }
+
+    public void setListenNotify(boolean listenNotify) {
+        this.listenNotify = listenNotify;
+    }
+
+    public Duration getPollInterval() {
+        return pollInterval;
+    }
+
+    public void setPollInterval(Duration pollInterval) {
+        this.pollInterval = pollInterval;
+    }
+
+    public Duration getLease() {
+        return lease;
+    }
+
+    public void setLease(Duration lease) {
+        this.lease = lease;
+    }
+
+    public Duration getShutdownTimeout() {
+        return shutdownTimeout;
+    }
+
+    public void setShutdownTimeout(Duration shutdownTimeout) {
+        this.shutdownTimeout = shutdownTimeout;
+    }
+
+    public DataSize getMaxPayloadSize() {
+        return maxPayloadSize;
+    }
+
+    public void setMaxPayloadSize(DataSize maxPayloadSize) {
+        this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public Migrations getMigrations() {
+        return migrations;
+    }
+
+    public Sweeper getSweeper() {
+        return sweeper;
+    }
+
+    public Retention getRetention() {
+        return retention;
+    }
+
+    public QueueDefaults getDefaults() {
+        return defaults;
+    }
+
+    public Map<String, Queue> getQueues() {
+        return queues;
+    }
+
+    public void setQueues(Map<String, Queue> queues) {
+        this.queues = queues;
+    }
+
+    /** Workrow's own schema migrations. */
+    public static class Migrations {
+
+        /** Whether to create and upgrade Workrow's tables at start-up. Turn off when a DBA applies the SQL. */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /** Recovery of jobs whose lease expired, and retirement of jobs with no attempts left. */
+    public static class Sweeper {
+
+        /** How often to return jobs with expired leases to pending and retire exhausted ones. */
+        private Duration interval = Duration.ofSeconds(30);
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /** How long finished jobs are kept before they are deleted. */
+    public static class Retention {
+
+        /** How long to keep completed jobs. */
+        private Duration completed = Duration.ofDays(7);
+
+        /** How long to keep dead jobs, the case files of what failed. */
+        private Duration dead = Duration.ofDays(30);
+
+        /** How long to keep cancelled jobs. */
+        private Duration cancelled = Duration.ofDays(7);
+
+        /** How often to delete finished jobs past their retention. */
+        private Duration interval = Duration.ofMinutes(10);
+
+        public Duration getCompleted() {
+            return completed;
+        }
+
+        public void setCompleted(Duration completed) {
+            this.completed = completed;
+        }
+
+        public Duration getDead() {
+            return dead;
+        }
+
+        public void setDead(Duration dead) {
+            this.dead = dead;
+        }
+
+        public Duration getCancelled() {
+            return cancelled;
+        }
+
+        public void setCancelled(Duration cancelled) {
+            this.cancelled = cancelled;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /** Settings every queue gets unless it overrides them under workrow.queues.<queue>. */
+    public static class QueueDefaults {
+
+        /** Most handlers of one queue running at once in this application. */
+        private int concurrency = 8;
+
+        /** Most jobs claimed by one statement (fewer when fewer handler slots are free). */
+        private int batchSize = 16;
+
+        /** Attempts a job gets before it is dead, unless the enqueue request says otherwise. */
+        private int maxAttempts = 5;
+
+        private final Backoff backoff = new Backoff();
+
+        public int getConcurrency() {
+            return concurrency;
+        }
+
+        public void setConcurrency(int concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        public int getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(int batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        public int getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Backoff getBackoff() {
+            return backoff;
+        }
+    }
+
+    /** Wait before a failed job's next attempt: initial * multiplier^(attempt-1), capped, with jitter. */
+    public static class Backoff {
+
+        /** Wait after the first failed attempt. */
+        private Duration initial = Duration.ofSeconds(1);
+
+        /** Factor the wait grows by with each failed attempt; at least 1.0. */
+        private double multiplier = 2.0;
+
+        /** Longest wait between attempts. */
+        private Duration max = Duration.ofHours(1);
+
+        /** Random spread of each wait, as a fraction of it (0.2 is ±20%), between 0.0 and 1.0. */
+        private double jitter = 0.2;
+
+        public Duration getInitial() {
+            return initial;
+        }
+
+        public void setInitial(Duration initial) {
+            this.initial = initial;
+        }
+
+        public double getMultiplier() {
+            return multiplier;
+        }
+
+        public void setMultiplier(double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Duration getMax() {
+            return max;
+        }
+
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+
+        public double getJitter() {
+            return jitter;
+        }
+
+        public void setJitter(double jitter) {
+            this.jitter = jitter;
+        }
+    }
+
+    /** One queue's overrides; an unset value falls back to workrow.defaults (and workrow.lease). */
+    public static class Queue {
+
+        /** Most handlers of this queue running at once in this application. */
+        private Integer concurrency;
+
+        /** Most jobs of this queue claimed by one statement. */
+        private Integer batchSize;
+
+        /** Attempts a job of this queue gets before it is dead. */
+        private Integer maxAttempts;
+
+        /** How long a claim on a job of this queue lasts before another worker may take it. */
+        private Duration lease;
+
+        private final QueueBackoff backoff = new QueueBackoff();
+
+        public Integer getConcurrency() {
+            return concurrency;
+        }
+
+        public void setConcurrency(Integer concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        public Integer getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(Integer batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        public Integer getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Duration getLease() {
+            return lease;
+        }
+
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        public QueueBackoff getBackoff() {
+            return backoff;
+        }
+    }
+
+    /** One queue's backoff overrides; an unset value falls back to workrow.defaults.backoff. */
+    public static class QueueBackoff {
+
+        private Duration initial;
+
+        private Double multiplier;
+
+        private Duration max;
+
+        private Double jitter;
+
+        public Duration getInitial() {
+            return initial;
+        }
+
+        public void setInitial(Duration initial) {
+            this.initial = initial;
+        }
+
+        public Double getMultiplier() {
+            return multiplier;
+        }
+
+        public void setMultiplier(Double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Duration getMax() {
+            return max;
+        }
+
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+
+        public Double getJitter() {
+            return jitter;
+        }
+
+        public void setJitter(Double jitter) {
+            this.jitter = jitter;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.workrow.queue.autoconfigure;
+
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.client.QueueNames;
+import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.worker.QueueOptions;
+import io.workrow.queue.worker.RetryBackoff;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+
+/**
+ * {@link WorkrowProperties} checked and resolved: every value validated with the full property
+ * name in the error, per-queue settings merged over the defaults. Built once at start-up, so a
+ * bad value stops the application before any job runs.
+ */
+public final class WorkrowSettings {
+
+    private final WorkrowProperties properties;
+    private final SqlIdentifier schema;
+    private final QueueSettings defaults;
+    private final Map<String, QueueSettings> queues = new LinkedHashMap<>();
+
+    private WorkrowSettings(WorkrowProperties properties) {
+        this.properties = properties;
+        this.schema = properties.getSchema() == null ? null : schema(properties.getSchema());
+        positive("workrow.poll-interval", properties.getPollInterval());
+        positive("workrow.lease", properties.getLease());
+        notNegative("workrow.shutdown-timeout", properties.getShutdownTimeout());
+        if (properties.getMaxPayloadSize() == null || properties.getMaxPayloadSize().toBytes() < 1
+                || properties.getMaxPayloadSize().toBytes() > Integer.MAX_VALUE) {
+            throw new InvalidConfigurationPropertyValueException("workrow.max-payload-size",
+                    properties.getMaxPayloadSize(), "must be between 1B and 2GB");
+        }
+        positive("workrow.sweeper.interval", properties.getSweeper().getInterval());
+        WorkrowProperties.Retention retention = properties.getRetention();
+        positive("workrow.retention.completed", retention.getCompleted());
+        positive("workrow.retention.dead", retention.getDead());
+        positive("workrow.retention.cancelled", retention.getCancelled());
+        positive("workrow.retention.interval", retention.getInterval());
+
+        WorkrowProperties.QueueDefaults given = properties.getDefaults();
+        WorkrowProperties.Backoff backoff = given.getBackoff();
+        this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
+                given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
+                backoff.getMax(), backoff.getJitter());
+        properties.getQueues().forEach((name, queue) -> {
+            try {
+                QueueNames.check(name);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigurationPropertyValueException("workrow.queues", name, e.getMessage());
+            }
+            queues.put(name, defaults.overriddenBy("workrow.queues." + name, queue));
+        });
+    }
+
+    /** Checks {@code properties}; throws {@link InvalidConfigurationPropertyValueException} naming the first bad one. */
+    public static WorkrowSettings of(WorkrowProperties properties) {
+        return new WorkrowSettings(properties);
+    }
+
+    public WorkrowProperties properties() {
+        return properties;
+    }
+
+    /** The configured schema, or {@code null} for the connection's current schema. */
+    public SqlIdentifier schema() {
+        return schema;
+    }
+
+    /** How {@code queue} is worked: its own settings over the defaults. */
+    public QueueOptions queueOptions(String queue) {
+        return queues.getOrDefault(queue, defaults).options();
+    }
+
+    /** The attempts a job of {@code queue} gets when the request sets none. */
+    public int maxAttempts(String queue) {
+        return queues.getOrDefault(queue, defaults).maxAttempts();
+    }
+
+    /** Names of the queues with settings of their own. */
+    public java.util.Set<String> configuredQueues() {
+        return queues.keySet();
+    }
+
+    public int maxPayloadBytes() {
+        return (int) properties.getMaxPayloadSize().toBytes();
+    }
+
+    /** Retention by finished status. */
+    public Map<JobStatus, Duration> retention() {
+        Map<JobStatus, Duration> retention = new EnumMap<>(JobStatus.class);
+        retention.put(JobStatus.COMPLETED, properties.getRetention().getCompleted());
+        retention.put(JobStatus.DEAD, properties.getRetention().getDead());
+        retention.put(JobStatus.CANCELLED, properties.getRetention().getCancelled());
+        return retention;
+    }
+
+    static SqlIdentifier schema(String value) {
+        try {
+            return SqlIdentifier.of("workrow.schema", value);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfigurationPropertyValueException("workrow.schema", value,
+                    "must be a plain lowercase SQL identifier (letters, digits, '_'; at most 63 bytes)");
+        }
+    }
+
+    private static void positive(String name, Duration value) {
+        if (value == null || value.isZero() || value.isNegative()) {
+            throw new InvalidConfigurationPropertyValueException(name, value, "must be a positive duration");
+        }
+    }
+
+    private static void notNegative(String name, Duration value) {
+        if (value == null || value.isNegative()) {
+            throw new InvalidConfigurationPropertyValueException(name, value, "must not be negative");
+        }
+    }
+
+    private static void atLeast(String name, int min, Integer value) {
+        if (value == null || value < min) {
+            throw new InvalidConfigurationPropertyValueException(name, value, "must be at least " + min);
+        }
+    }
+
+    /** One queue's resolved settings; {@code prefix} names them in errors. */
+    private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
+            Duration initial, double multiplier, Duration max, double jitter) {
+
+        QueueSettings {
+            atLeast(prefix + ".concurrency", 1, concurrency);
+            atLeast(prefix + ".batch-size", 1, batchSize);
+            atLeast(prefix + ".max-attempts", 1, maxAttempts);
+            positive(prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease", lease);
+            positive(prefix + ".backoff.initial", initial);
+            positive(prefix + ".backoff.max", max);
+            if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".backoff.multiplier", multiplier,
+                        "must be at least 1.0");
+            }
+            if (!(jitter >= 0.0 && jitter <= 1.0)) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".backoff.jitter", jitter,
+                        "must be between 0.0 and 1.0");
+            }
+            if (max.compareTo(initial) < 0) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".backoff.max", max,
+                        "must not be below " + prefix + ".backoff.initial (" + initial + ")");
+            }
+        }
+
+        QueueSettings overriddenBy(String queuePrefix, WorkrowProperties.Queue queue) {
+            WorkrowProperties.QueueBackoff backoff = queue.getBackoff();
+            return new QueueSettings(queuePrefix,
+                    or(queue.getConcurrency(), concurrency), or(queue.getBatchSize(), batchSize),
+                    or(queue.getMaxAttempts(), maxAttempts), or(queue.getLease(), lease),
+                    or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
+                    or(backoff.getMax(), max), or(backoff.getJitter(), jitter));
+        }
+
+        QueueOptions options() {
+            return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter));
+        }
+
+        private static <T> T or(T value, T fallback) {
+            return value != null ? value : fallback;
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package io.workrow.queue.autoconfigure;
+
+import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.spring.handler.HandlerMethod;
+import io.workrow.queue.spring.handler.QueueHandlerBeanPostProcessor;
+import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
+import io.workrow.queue.spring.handler.SpringHandlerTransaction;
+import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.worker.HandlerRegistration;
+import io.workrow.queue.worker.HandlerTransaction;
+import io.workrow.queue.worker.WorkerRuntime;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.transaction.PlatformTransactionManager;
+
+/**
+ * The workers: finds {@code @QueueHandler} methods and runs them in a {@link WorkerRuntime} tied
+ * to the context's lifecycle. Off with {@code workrow.enabled=false}, for nodes that only enqueue.
+ */
+@AutoConfiguration(after = WorkrowAutoConfiguration.class)
+@ConditionalOnBean(JobStore.class)
+@ConditionalOnBooleanProperty(name = "workrow.enabled", matchIfMissing = true)
+public final class WorkrowWorkerAutoConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkrowWorkerAutoConfiguration.class);
+
+    @Bean
+    static QueueHandlerBeanPostProcessor queueHandlerBeanPostProcessor() {
+        return new QueueHandlerBeanPostProcessor();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    WorkerRuntimeLifecycle workrowWorkerRuntime(DataSource dataSource, JobStore store, PayloadCodec codec,
+            WorkrowSettings settings, QueueHandlerBeanPostProcessor handlers,
+            ObjectProvider<PlatformTransactionManager> transactionManager) {
+        return new WorkerRuntimeLifecycle(() -> {
+            WorkrowProperties properties = settings.properties();
+            WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
+                    .schema(store.schema().name())
+                    .codec(codec)
+                    .pollInterval(properties.getPollInterval())
+                    .shutdownTimeout(properties.getShutdownTimeout())
+                    .listenNotify(properties.isListenNotify());
+            for (HandlerMethod handler : handlers.handlers()) {
+                HandlerTransaction transaction = handler.isTransactional()
+                        ? new SpringHandlerTransaction(transactionManagerFor(handler, transactionManager),
+                                "workrow:" + handler.queue())
+                        : null;
+                builder.handler(new HandlerRegistration(handler.queue(), handler.payloadType(), handler,
+                        settings.queueOptions(handler.queue()), transaction, handler.description()));
+            }
+            settings.configuredQueues().stream()
+                    .filter(queue -> handlers.handlers().stream().noneMatch(h -> h.queue().equals(queue)))
+                    .forEach(queue -> log.info("workrow.queues.{} is configured but no @QueueHandler handles it"
+                            + " in this application", queue));
+            return builder.build();
+        });
+    }
+
+    private static PlatformTransactionManager transactionManagerFor(HandlerMethod handler,
+            ObjectProvider<PlatformTransactionManager> transactionManager) {
+        PlatformTransactionManager manager = transactionManager.getIfUnique();
+        if (manager == null) {
+            throw new QueueHandlerDefinitionException("@QueueHandler method " + handler.description()
+                    + " is transactional but the application has no single PlatformTransactionManager bean");
+        }
+        return manager;
+    }
+}

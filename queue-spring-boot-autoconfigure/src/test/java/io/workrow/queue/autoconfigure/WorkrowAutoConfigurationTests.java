@@ -1,0 +1,210 @@
+package io.workrow.queue.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.JobContext;
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueHandler;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
+import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
+import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.QueueOptions;
+import io.workrow.queue.worker.RetryBackoff;
+import io.workrow.queue.worker.WorkerRuntime;
+import java.util.List;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+
+class WorkrowAutoConfigurationTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(WorkrowAutoConfiguration.class,
+                    WorkrowWorkerAutoConfiguration.class, WorkrowMaintenanceAutoConfiguration.class));
+
+    /** The test database, without the pool's close(): each context would otherwise close it. */
+    private ApplicationContextRunner withDatabase() {
+        return runner.withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()));
+    }
+
+    record Receipt(long orderId) {
+    }
+
+    static class Receipts {
+        @QueueHandler("send-receipt")
+        void send(Receipt receipt, JobContext job) {
+        }
+    }
+
+    static class Mailer {
+        @QueueHandler("send-receipt")
+        void onReceipt(Receipt receipt) {
+        }
+    }
+
+    static class NoPayload {
+        @QueueHandler("send-receipt")
+        void send(JobContext job) {
+        }
+    }
+
+    static class TwoPayloads {
+        @QueueHandler("send-receipt")
+        void send(Receipt receipt, String other) {
+        }
+    }
+
+    @Test
+    void providesProducerWorkersAndMaintenanceWithADataSource() {
+        withDatabase().run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(JobQueue.class).hasSingleBean(QueueAdmin.class)
+                    .hasSingleBean(JobStore.class).hasSingleBean(PayloadCodec.class)
+                    .hasSingleBean(WorkerRuntimeLifecycle.class).hasSingleBean(MaintenanceLifecycle.class);
+            assertThat(context.getBean(WorkerRuntimeLifecycle.class).isRunning()).isTrue();
+            assertThat(database.jdbc().queryForObject(
+                    "SELECT count(*) FROM pg_tables WHERE tablename = 'workrow_job'", Integer.class)).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void backsOffWithoutDataSource() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(JobQueue.class).doesNotHaveBean(WorkerRuntimeLifecycle.class);
+        });
+    }
+
+    @Test
+    void userBeansWin() {
+        withDatabase()
+                .withBean("myJobQueue", JobQueue.class,
+                        () -> new JdbcJobQueue(new JobStore(database.dataSource(), database.schema()),
+                                io.workrow.queue.payload.JacksonPayloadCodec.withDefaultMapper()))
+                .run(context -> {
+                    assertThat(context).hasSingleBean(JobQueue.class);
+                    assertThat(context).hasBean("myJobQueue");
+                });
+    }
+
+    @Test
+    void disabledKeepsTheProducerAndTurnsWorkersAndMaintenanceOff() {
+        withDatabase().withPropertyValues("workrow.enabled=false").withBean(Receipts.class).run(context -> {
+            assertThat(context).hasSingleBean(JobQueue.class).hasSingleBean(QueueAdmin.class);
+            assertThat(context).doesNotHaveBean(WorkerRuntimeLifecycle.class)
+                    .doesNotHaveBean(MaintenanceLifecycle.class);
+            long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("send-receipt", new Receipt(1)));
+            assertThat(id).isPositive();
+        });
+    }
+
+    @Test
+    void migrationsCanBeTurnedOff() {
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=untouched",
+                "workrow.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(database.jdbc().queryForObject(
+                    "SELECT count(*) FROM pg_namespace WHERE nspname = 'untouched'", Integer.class)).isZero();
+        });
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "workrow.queues.send-receipt.concurrency=0        | workrow.queues.send-receipt.concurrency     | 0",
+            "workrow.queues.send-receipt.batch-size=-1        | workrow.queues.send-receipt.batch-size      | -1",
+            "workrow.queues.send-receipt.max-attempts=0       | workrow.queues.send-receipt.max-attempts    | 0",
+            "workrow.queues.send-receipt.lease=-5s            | workrow.queues.send-receipt.lease           | PT-5S",
+            "workrow.queues.send-receipt.backoff.multiplier=0.5 | workrow.queues.send-receipt.backoff.multiplier | 0.5",
+            "workrow.queues.send-receipt.backoff.jitter=1.5   | workrow.queues.send-receipt.backoff.jitter  | 1.5",
+            "workrow.defaults.concurrency=0                   | workrow.defaults.concurrency                | 0",
+            "workrow.defaults.backoff.initial=0s              | workrow.defaults.backoff.initial            | PT0S",
+            "workrow.defaults.backoff.max=10ms                | workrow.defaults.backoff.max                | PT0.01S",
+            "workrow.poll-interval=-1s                        | workrow.poll-interval                       | PT-1S",
+            "workrow.lease=0s                                 | workrow.lease                               | PT0S",
+            "workrow.shutdown-timeout=-1s                     | workrow.shutdown-timeout                    | PT-1S",
+            "workrow.sweeper.interval=0s                      | workrow.sweeper.interval                    | PT0S",
+            "workrow.retention.dead=-1d                       | workrow.retention.dead                      | PT-24H",
+            "workrow.schema=public; drop table x              | workrow.schema                              | public; drop table x",
+            "workrow.queues.Send_Receipt.concurrency=1        | workrow.queues                              | Send_Receipt",
+    })
+    void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
+        withDatabase().withPropertyValues(property).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("Property " + name + " with value '" + value + "' is invalid");
+        });
+    }
+
+    @Test
+    void twoHandlersForOneQueueFailNamingBothBeansAndMethods() {
+        withDatabase().withBean("receipts", Receipts.class).withBean("mailer", Mailer.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(QueueHandlerDefinitionException.class)
+                    .hasMessage("Two @QueueHandler methods for queue 'send-receipt': receipts.send(Receipt, JobContext)"
+                            + " and mailer.onReceipt(Receipt). A queue has exactly one handler.");
+        });
+    }
+
+    @Test
+    void handlerWithoutPayloadFailsNamingBeanAndMethod() {
+        withDatabase().withBean("noPayload", NoPayload.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(QueueHandlerDefinitionException.class)
+                    .hasMessageContaining("noPayload.send(JobContext)").hasMessageContaining("no payload parameter");
+        });
+    }
+
+    @Test
+    void handlerWithTwoPayloadsFailsNamingBeanAndMethod() {
+        withDatabase().withBean("twoPayloads", TwoPayloads.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(QueueHandlerDefinitionException.class)
+                    .hasMessageContaining("twoPayloads.send(Receipt, String)")
+                    .hasMessageContaining("more than one payload parameter");
+        });
+    }
+
+    @Test
+    void propertyDefaultsAreTheEngineDefaults() {
+        WorkrowProperties properties = new WorkrowProperties();
+        WorkrowSettings settings = WorkrowSettings.of(properties);
+        assertThat(settings.queueOptions("any")).isEqualTo(QueueOptions.defaults());
+        assertThat(settings.maxAttempts("any")).isEqualTo(JdbcJobQueue.DEFAULT_MAX_ATTEMPTS);
+        assertThat(settings.maxPayloadBytes()).isEqualTo(JdbcJobQueue.DEFAULT_MAX_PAYLOAD_BYTES);
+        assertThat(properties.getPollInterval()).isEqualTo(WorkerRuntime.Builder.DEFAULT_POLL_INTERVAL);
+        assertThat(properties.getShutdownTimeout()).isEqualTo(WorkerRuntime.Builder.DEFAULT_SHUTDOWN_TIMEOUT);
+        assertThat(settings.queueOptions("any").backoff()).isEqualTo(RetryBackoff.DEFAULT);
+    }
+
+    @Test
+    void queueSettingsOverrideDefaultsKeyByKey() {
+        withDatabase().withPropertyValues("workrow.defaults.concurrency=3", "workrow.queues.fast.batch-size=50",
+                "workrow.queues.fast.backoff.initial=5s", "workrow.lease=2m").run(context -> {
+            WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+            QueueOptions fast = settings.queueOptions("fast");
+            assertThat(fast.concurrency()).isEqualTo(3);
+            assertThat(fast.batchSize()).isEqualTo(50);
+            assertThat(fast.lease()).hasMinutes(2);
+            assertThat(fast.backoff().initial()).hasSeconds(5);
+            assertThat(fast.backoff().multiplier()).isEqualTo(2.0);
+            assertThat(settings.queueOptions("other").batchSize()).isEqualTo(16);
+            assertThat(List.copyOf(settings.configuredQueues())).containsExactly("fast");
+        });
+    }
+}
