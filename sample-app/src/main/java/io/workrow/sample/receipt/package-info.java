@@ -1,0 +1,4 @@
+/**
+ * Receipts: the idempotent {@code send-receipt} handler.
+ */
+package io.workrow.sample.receipt;
