@@ -21,6 +21,13 @@ final class QueuePoller implements Runnable {
 
     private static final long MAX_ERROR_BACKOFF_MILLIS = 10_000;
 
+    /**
+     * While a queue is busy, how long a poller waits after the first slot frees for enough slots to
+     * fill a whole claim. Without it a busy poller claims one or two jobs per statement (it wakes on
+     * the first freed slot), and the claim statements, not the handlers, become the limit.
+     */
+    private static final Duration GATHER_DELAY = Duration.ofMillis(1);
+
     private final HandlerRegistration registration;
     private final JobStore store;
     private final JobExecutor executor;
@@ -31,7 +38,8 @@ final class QueuePoller implements Runnable {
     private final Semaphore slots;
     private final Wakeup wakeup = new Wakeup();
     private volatile boolean running = true;
-    private volatile boolean waitingForSlot;
+    /** Free slots that wake the waiting poller; 0 when it is not waiting for slots. */
+    private volatile int wakeAtFreeSlots;
 
     QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, InFlightJobs inFlight,
             ExecutorService handlerThreads, String workerId, Duration pollInterval) {
@@ -63,10 +71,15 @@ final class QueuePoller implements Runnable {
     @Override
     public void run() {
         QueueOptions options = registration.options();
+        int fullClaim = Math.min(options.batchSize(), options.concurrency());
+        boolean busy = false;
         long errorBackoff = 100;
         while (running) {
-            if (!awaitFreeSlot()) {
+            if (!awaitFreeSlots(1, pollInterval)) {
                 continue;
+            }
+            if (busy) {
+                awaitFreeSlots(fullClaim, GATHER_DELAY);
             }
             int wanted = Math.min(slots.availablePermits(), options.batchSize());
             List<ClaimedJob> claimed;
@@ -82,28 +95,31 @@ final class QueuePoller implements Runnable {
             for (ClaimedJob job : claimed) {
                 dispatch(job);
             }
-            if (claimed.size() < wanted && running) {
+            busy = claimed.size() == wanted;
+            if (!busy && running) {
                 // Nothing more is due: sleep until an insert notification or the safety-net poll.
                 wakeup.await(pollInterval);
             }
         }
     }
 
-    /** Waits until a handler slot is free; false when woken for another reason (stop, poll). */
-    private boolean awaitFreeSlot() {
-        if (slots.availablePermits() > 0) {
+    /**
+     * Waits up to {@code timeout} until at least {@code wanted} handler slots are free; returns
+     * whether any slot is free (a stop or notification may end the wait early).
+     */
+    private boolean awaitFreeSlots(int wanted, Duration timeout) {
+        if (slots.availablePermits() >= wanted) {
             return true;
         }
-        // Flag first, then check: a slot freed in between either is seen here or signals us.
-        waitingForSlot = true;
+        // Publish first, then check: a slot freed in between is either seen here or signals us.
+        wakeAtFreeSlots = wanted;
         try {
-            if (slots.availablePermits() > 0) {
-                return true;
+            if (slots.availablePermits() < wanted) {
+                wakeup.await(timeout);
             }
-            wakeup.await(pollInterval);
             return slots.availablePermits() > 0;
         } finally {
-            waitingForSlot = false;
+            wakeAtFreeSlots = 0;
         }
     }
 
@@ -116,7 +132,8 @@ final class QueuePoller implements Runnable {
                     executor.run(job, registration);
                 } finally {
                     slots.release();
-                    if (waitingForSlot) {
+                    int wake = wakeAtFreeSlots;
+                    if (wake > 0 && slots.availablePermits() >= wake) {
                         wakeup.signal();
                     }
                 }
