@@ -33,4 +33,16 @@ public interface QueueAdmin {
      * no longer be recorded. Returns false when the job was already finished or does not exist.
      */
     boolean cancel(long id);
+
+    /**
+     * Pauses a queue on every node sharing the database, across restarts: no node claims its
+     * jobs until it is resumed. Jobs already running finish normally.
+     */
+    void pause(String queue, String reason);
+
+    /** Resumes a paused queue and wakes its workers; false when it was not paused. */
+    boolean resume(String queue);
+
+    /** The paused queues. */
+    List<String> pausedQueues();
 }

@@ -8,6 +8,7 @@ import io.workrow.queue.store.NewJob;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.ToIntFunction;
 
 /**
@@ -28,6 +29,7 @@ public final class JdbcJobQueue implements JobQueue {
     private final PayloadCodec codec;
     private final ToIntFunction<String> maxAttemptsOfQueue;
     private final int maxPayloadBytes;
+    private final EnqueueHeaders headers;
 
     /**
      * @param maxAttemptsOfQueue the default attempts for a queue, used when a request sets none
@@ -35,10 +37,21 @@ public final class JdbcJobQueue implements JobQueue {
      */
     public JdbcJobQueue(JobStore store, PayloadCodec codec, ToIntFunction<String> maxAttemptsOfQueue,
             int maxPayloadBytes) {
+        this(store, codec, maxAttemptsOfQueue, maxPayloadBytes, EnqueueHeaders.NONE);
+    }
+
+    private JdbcJobQueue(JobStore store, PayloadCodec codec, ToIntFunction<String> maxAttemptsOfQueue,
+            int maxPayloadBytes, EnqueueHeaders headers) {
         this.store = store;
         this.codec = codec;
         this.maxAttemptsOfQueue = maxAttemptsOfQueue;
         this.maxPayloadBytes = maxPayloadBytes;
+        this.headers = headers;
+    }
+
+    /** This producer, writing {@code headers} (the trace context) into every job it enqueues. */
+    public JdbcJobQueue withHeaders(EnqueueHeaders headers) {
+        return new JdbcJobQueue(store, codec, maxAttemptsOfQueue, maxPayloadBytes, headers);
     }
 
     /** A producer with the default attempts and payload limit. */
@@ -48,19 +61,25 @@ public final class JdbcJobQueue implements JobQueue {
 
     @Override
     public long enqueue(JobRequest request) {
-        return store.insertMany(List.of(toNewJob(request))).get(0);
+        return store.insertMany(List.of(toNewJob(request, headersJson(1)))).get(0);
     }
 
     @Override
     public List<Long> enqueueAll(List<JobRequest> requests) {
         List<NewJob> jobs = new ArrayList<>(requests.size());
+        String headersJson = headersJson(requests.size());
         for (JobRequest request : requests) {
-            jobs.add(toNewJob(request));
+            jobs.add(toNewJob(request, headersJson));
         }
         return store.insertMany(jobs);
     }
 
-    private NewJob toNewJob(JobRequest request) {
+    private String headersJson(int jobs) {
+        Map<String, String> captured = headers.capture(jobs);
+        return captured.isEmpty() ? NO_HEADERS : codec.encode(captured);
+    }
+
+    private NewJob toNewJob(JobRequest request, String headersJson) {
         String queue = QueueNames.check(request.queue());
         String payload = codec.encode(request.payload());
         // Bytes are only counted when the text could be over the limit (a char is at most 3 bytes).
@@ -76,7 +95,7 @@ public final class JdbcJobQueue implements JobQueue {
                 ? request.maxAttempts() : maxAttemptsOfQueue.applyAsInt(queue);
         long delayMillis = request.delay() == null ? 0 : request.delay().toMillis();
         return new NewJob(queue, request.partitionKey(), PartitionBuckets.of(request.partitionKey()),
-                request.priority(), request.idempotencyKey(), payload, NO_HEADERS, request.runAt(),
+                request.priority(), request.idempotencyKey(), payload, headersJson, request.runAt(),
                 delayMillis, maxAttempts);
     }
 }

@@ -62,4 +62,24 @@ public final class JdbcQueueAdmin implements QueueAdmin {
         }
         return cancelled;
     }
+
+    @Override
+    public void pause(String queue, String reason) {
+        store.pauseQueue(QueueNames.check(queue), reason);
+        log.info("queue={} paused on every node: {}", queue, reason);
+    }
+
+    @Override
+    public boolean resume(String queue) {
+        boolean resumed = store.resumeQueue(QueueNames.check(queue));
+        if (resumed) {
+            log.info("queue={} resumed", queue);
+        }
+        return resumed;
+    }
+
+    @Override
+    public List<String> pausedQueues() {
+        return store.pausedQueues();
+    }
 }

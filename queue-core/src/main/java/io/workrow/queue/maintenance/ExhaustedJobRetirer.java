@@ -1,5 +1,6 @@
 package io.workrow.queue.maintenance;
 
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.MovedJob;
 import java.util.List;
@@ -17,10 +18,16 @@ public final class ExhaustedJobRetirer implements MaintenanceTask {
 
     private final JobStore store;
     private final int batchSize;
+    private final QueueMetrics metrics;
 
     public ExhaustedJobRetirer(JobStore store, int batchSize) {
+        this(store, batchSize, QueueMetrics.NOOP);
+    }
+
+    public ExhaustedJobRetirer(JobStore store, int batchSize, QueueMetrics metrics) {
         this.store = store;
         this.batchSize = batchSize;
+        this.metrics = metrics;
     }
 
     @Override
@@ -37,6 +44,7 @@ public final class ExhaustedJobRetirer implements MaintenanceTask {
             for (MovedJob job : retired) {
                 log.info("job={} queue={} attempts={}/{} has no attempts left; now dead", job.id(), job.queue(),
                         job.attempts(), job.maxAttempts());
+                metrics.retired(job.queue());
             }
             total += retired.size();
         } while (retired.size() == batchSize);

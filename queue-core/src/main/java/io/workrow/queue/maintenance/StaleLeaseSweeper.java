@@ -1,5 +1,7 @@
 package io.workrow.queue.maintenance;
 
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.MovedJob;
 import java.util.List;
@@ -17,10 +19,16 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
 
     private final JobStore store;
     private final int batchSize;
+    private final QueueMetrics metrics;
 
     public StaleLeaseSweeper(JobStore store, int batchSize) {
+        this(store, batchSize, QueueMetrics.NOOP);
+    }
+
+    public StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics) {
         this.store = store;
         this.batchSize = batchSize;
+        this.metrics = metrics;
     }
 
     @Override
@@ -37,6 +45,10 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
             for (MovedJob job : moved) {
                 log.info("job={} queue={} attempt={}/{} lease expired while held by {}; now {}", job.id(), job.queue(),
                         job.attempts(), job.maxAttempts(), job.previousOwner(), job.status().columnValue());
+                metrics.staleRecovered(job.queue());
+                if (job.status() == JobStatus.DEAD) {
+                    metrics.retired(job.queue());
+                }
             }
             total += moved.size();
         } while (moved.size() == batchSize);

@@ -1,9 +1,9 @@
 package io.workrow.queue.store;
 
 /**
- * Every statement Workrow runs against {@code workrow_job}, one named text block each, mirrored by
- * the {@link JobStore} method of the same name. {@code {job}} and {@code {lease_token_seq}} are
- * replaced once, at start-up, with the quoted names in the configured schema; all values are bind
+ * Every statement Workrow runs against its tables, one named text block each, mirrored by the
+ * {@link JobStore} method of the same name. {@code {job}}, {@code {pause}}, {@code {stats}} and
+ * {@code {lease_token_seq}} are replaced once, at start-up, with the quoted names in the configured schema; all values are bind
  * parameters.
  *
  * <p><b>Fencing.</b> Every statement that finalizes or touches a held job matches
@@ -64,13 +64,16 @@ final class JobSql {
      * Claims up to n due jobs of one queue in one statement. The CTE walks workrow_job_claim_idx in
      * claim order and skips rows another worker has locked, so concurrent pollers never wait on or
      * take the same row. Attempts are counted here, not at failure, so a job that kills its worker
-     * still moves toward retirement. Each row gets its own new fencing token.
+     * still moves toward retirement. Each row gets its own new fencing token. A paused queue
+     * (a row in workrow_queue_pause) claims nothing: the uncorrelated NOT EXISTS is evaluated once
+     * per statement, by primary key.
      */
     static final String JOB_CLAIM = """
             WITH due AS (
                 SELECT id
                 FROM {job}
                 WHERE queue = ? AND status = 'pending' AND run_at <= now()
+                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
                 ORDER BY priority, run_at, id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
@@ -241,21 +244,50 @@ final class JobSql {
             """;
 
     /**
-     * Per-queue counts by status and the age of the oldest due pending job. Reads the whole table:
-     * an operator's query, not one to run per scrape.
+     * Per-queue counts by status, oldest due age and pause, from the workrow_queue_stats view, so
+     * the API and people reading the database see the same numbers. Reads the whole table: an
+     * operator's query, not one to run per scrape (that is {@link #QUEUE_DEPTH}).
      */
     static final String QUEUE_STATS = """
-            SELECT queue,
-                   count(*) FILTER (WHERE status = 'pending') AS pending,
-                   count(*) FILTER (WHERE status = 'running') AS running,
-                   count(*) FILTER (WHERE status = 'completed') AS completed,
-                   count(*) FILTER (WHERE status = 'dead') AS dead,
-                   count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-                   coalesce(extract(epoch FROM now() - min(run_at)
-                            FILTER (WHERE status = 'pending' AND run_at <= now())), 0) AS oldest_due_seconds
-            FROM {job}
-            GROUP BY queue
+            SELECT queue, pending, due, running, completed, dead, cancelled,
+                   extract(epoch FROM oldest_due_age) AS oldest_due_seconds, max_attempts_used, paused
+            FROM {stats}
             ORDER BY queue
+            """;
+
+    /**
+     * Open work per queue for gauges and health: pending (with the age of the oldest due job),
+     * running and dead. Three arms so that each is served by its partial index
+     * (workrow_job_claim_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
+     * the bulk of the table, are never read.
+     */
+    static final String QUEUE_DEPTH = """
+            SELECT queue, 'pending' AS status, count(*) AS jobs,
+                   coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0) AS lag_seconds
+            FROM {job} WHERE status = 'pending' GROUP BY queue
+            UNION ALL
+            SELECT queue, 'running', count(*), 0 FROM {job} WHERE status = 'running' GROUP BY queue
+            UNION ALL
+            SELECT queue, 'dead', count(*), 0 FROM {job} WHERE status = 'dead' GROUP BY queue
+            """;
+
+    /** Pauses a queue on every node; pausing again replaces the reason. */
+    static final String QUEUE_PAUSE = """
+            INSERT INTO {pause} (queue, reason) VALUES (?, ?)
+            ON CONFLICT (queue) DO UPDATE SET reason = excluded.reason
+            """;
+
+    /** Resumes a queue and wakes its pollers at once. */
+    static final String QUEUE_RESUME = """
+            WITH resumed AS (
+                DELETE FROM {pause} WHERE queue = ? RETURNING queue
+            )
+            SELECT queue, pg_notify('workrow_job_inserted', queue) FROM resumed
+            """;
+
+    /** The paused queues. */
+    static final String QUEUE_PAUSED = """
+            SELECT queue FROM {pause} ORDER BY queue
             """;
 
     /** Jobs in one status, optionally of one queue and with an error containing a text. */
@@ -297,9 +329,11 @@ final class JobSql {
             WHERE id = ? AND status IN ('pending', 'running')
             """;
 
-    /** Replaces the table and sequence placeholders with quoted names in {@code schema}. */
+    /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
         return sql.replace("{job}", schema.quoted() + ".workrow_job")
+                .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
+                .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");
     }
 }

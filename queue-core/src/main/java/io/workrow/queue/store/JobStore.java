@@ -60,6 +60,10 @@ public final class JobStore {
     private final String retireExhausted;
     private final String pruneFinished;
     private final String queueStats;
+    private final String queueDepth;
+    private final String queuePause;
+    private final String queueResume;
+    private final String queuePaused;
     private final String list;
     private final String retryDead;
     private final String cancel;
@@ -80,6 +84,10 @@ public final class JobStore {
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
         this.queueStats = JobSql.render(JobSql.QUEUE_STATS, schema);
+        this.queueDepth = JobSql.render(JobSql.QUEUE_DEPTH, schema);
+        this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
+        this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
+        this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
         this.list = JobSql.render(JobSql.JOB_LIST, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
@@ -160,7 +168,7 @@ public final class JobStore {
 
     /** Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}. */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
-        return jdbc.query(claim, CLAIMED_JOB, queue, limit, workerId, lease.toMillis());
+        return jdbc.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
     }
 
     /** Completes jobs in one statement; returns the ids that were still held (the rest lost their lease). */
@@ -220,11 +228,48 @@ public final class JobStore {
         return jdbc.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
     }
 
-    /** Counts by status per queue. */
+    /** Counts by status per queue, from the workrow_queue_stats view. */
     public List<QueueStats> queueStats() {
         return jdbc.query(queueStats, (rs, row) -> new QueueStats(rs.getString("queue"), rs.getLong("pending"),
-                rs.getLong("running"), rs.getLong("completed"), rs.getLong("dead"), rs.getLong("cancelled"),
-                Duration.ofMillis(Math.round(rs.getDouble("oldest_due_seconds") * 1000))));
+                rs.getLong("due"), rs.getLong("running"), rs.getLong("completed"), rs.getLong("dead"),
+                rs.getLong("cancelled"), seconds(rs.getDouble("oldest_due_seconds")), rs.getInt("max_attempts_used"),
+                rs.getBoolean("paused")));
+    }
+
+    /** Open work per queue (pending, running, dead, lag), from the partial indexes only. */
+    public List<QueueDepth> queueDepth() {
+        Map<String, long[]> counts = new java.util.TreeMap<>();
+        Map<String, Double> lags = new HashMap<>();
+        jdbc.query(queueDepth, (org.springframework.jdbc.core.RowCallbackHandler) rs -> {
+            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[3]);
+            switch (rs.getString("status")) {
+                case "pending" -> {
+                    byStatus[0] = rs.getLong("jobs");
+                    lags.put(rs.getString("queue"), rs.getDouble("lag_seconds"));
+                }
+                case "running" -> byStatus[1] = rs.getLong("jobs");
+                default -> byStatus[2] = rs.getLong("jobs");
+            }
+        });
+        List<QueueDepth> depths = new ArrayList<>(counts.size());
+        counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
+                seconds(lags.getOrDefault(queue, 0.0)))));
+        return depths;
+    }
+
+    /** Pauses {@code queue} on every node sharing the database. */
+    public void pauseQueue(String queue, String reason) {
+        jdbc.update(queuePause, queue, reason);
+    }
+
+    /** Resumes {@code queue}; false when it was not paused. */
+    public boolean resumeQueue(String queue) {
+        return !jdbc.query(queueResume, (rs, row) -> rs.getString("queue"), queue).isEmpty();
+    }
+
+    /** The paused queues, by name. */
+    public List<String> pausedQueues() {
+        return jdbc.queryForList(queuePaused, String.class);
     }
 
     /** Jobs in {@code status}; {@code queue} and {@code errorText} narrow the list when not null. */
@@ -287,6 +332,10 @@ public final class JobStore {
             values[i] = value.apply(rows.get(i));
         }
         return connection -> connection.createArrayOf(sqlType, values);
+    }
+
+    private static Duration seconds(double seconds) {
+        return Duration.ofMillis(Math.round(seconds * 1000));
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

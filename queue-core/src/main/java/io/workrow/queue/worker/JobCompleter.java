@@ -1,5 +1,7 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.metrics.JobOutcome;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
@@ -27,6 +29,7 @@ final class JobCompleter {
 
     private final JobStore store;
     private final InFlightJobs inFlight;
+    private final QueueMetrics metrics;
     private final int maxBatch;
     private final long maxDelayNanos;
     private final LinkedBlockingQueue<Entry> waiting = new LinkedBlockingQueue<>();
@@ -34,9 +37,10 @@ final class JobCompleter {
     private volatile boolean running;
     private Thread thread;
 
-    JobCompleter(JobStore store, InFlightJobs inFlight, int maxBatch, Duration maxDelay) {
+    JobCompleter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, int maxBatch, Duration maxDelay) {
         this.store = store;
         this.inFlight = inFlight;
+        this.metrics = metrics;
         this.maxBatch = maxBatch;
         this.maxDelayNanos = maxDelay.toNanos();
     }
@@ -49,8 +53,8 @@ final class JobCompleter {
     }
 
     /** Queues a job whose handler succeeded. After {@link #stop()} the job is completed at once. */
-    void submit(ClaimedJob job) {
-        waiting.add(new Entry(job, System.nanoTime()));
+    void submit(ClaimedJob job, Duration handlerTime) {
+        waiting.add(new Entry(job, handlerTime, System.nanoTime()));
         if (!running) {
             flushWaiting();
         }
@@ -114,7 +118,10 @@ final class JobCompleter {
                 log.warn("job={} queue={} attempt={}/{} succeeded but its completion could not be written;"
                         + " it runs again after its lease expires", job.id(), job.queue(), job.attempt(),
                         job.maxAttempts());
-            } else if (!completed.contains(job.id())) {
+            } else if (completed.contains(job.id())) {
+                metrics.handled(job.queue(), JobOutcome.SUCCESS, entry.handlerTime());
+            } else {
+                metrics.handled(job.queue(), JobOutcome.LEASE_LOST, entry.handlerTime());
                 log.info("job={} queue={} attempt={}/{} succeeded after this worker lost its lease;"
                         + " the result was not recorded", job.id(), job.queue(), job.attempt(), job.maxAttempts());
             }
@@ -139,6 +146,6 @@ final class JobCompleter {
         }
     }
 
-    private record Entry(ClaimedJob job, long submittedNanos) {
+    private record Entry(ClaimedJob job, Duration handlerTime, long submittedNanos) {
     }
 }

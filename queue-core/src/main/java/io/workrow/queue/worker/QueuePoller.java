@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
@@ -32,6 +33,7 @@ final class QueuePoller implements Runnable {
     private final JobStore store;
     private final JobExecutor executor;
     private final InFlightJobs inFlight;
+    private final QueueMetrics metrics;
     private final ExecutorService handlerThreads;
     private final String workerId;
     private final Duration pollInterval;
@@ -42,11 +44,12 @@ final class QueuePoller implements Runnable {
     private volatile int wakeAtFreeSlots;
 
     QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, InFlightJobs inFlight,
-            ExecutorService handlerThreads, String workerId, Duration pollInterval) {
+            QueueMetrics metrics, ExecutorService handlerThreads, String workerId, Duration pollInterval) {
         this.registration = registration;
         this.store = store;
         this.executor = executor;
         this.inFlight = inFlight;
+        this.metrics = metrics;
         this.handlerThreads = handlerThreads;
         this.workerId = workerId;
         this.pollInterval = pollInterval;
@@ -92,6 +95,7 @@ final class QueuePoller implements Runnable {
                 errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
                 continue;
             }
+            metrics.claimed(queue(), claimed.size());
             for (ClaimedJob job : claimed) {
                 dispatch(job);
             }

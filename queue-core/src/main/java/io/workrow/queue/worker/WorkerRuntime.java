@@ -2,6 +2,8 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.JobHandler;
 import io.workrow.queue.client.QueueNames;
+import io.workrow.queue.metrics.JobObserver;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
@@ -64,14 +66,15 @@ public final class WorkerRuntime implements AutoCloseable {
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.registrations = Map.copyOf(builder.registrations);
-        this.completer = new JobCompleter(store, inFlight, builder.completionBatchSize, builder.completionMaxDelay);
+        this.completer = new JobCompleter(store, inFlight, builder.metrics, builder.completionBatchSize,
+                builder.completionMaxDelay);
         JobExecutor executor = new JobExecutor(store, builder.codec, completer, inFlight, builder.errorDescriber,
-                () -> stopping);
+                builder.metrics, builder.observer, () -> stopping);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, inFlight, threads,
-                    workerId, builder.pollInterval));
+            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, inFlight,
+                    builder.metrics, threads, workerId, builder.pollInterval));
         }
         this.listener = builder.listenNotify
                 ? new InsertListener(builder.dataSource, this::wake, this::wakeAll)
@@ -233,6 +236,8 @@ public final class WorkerRuntime implements AutoCloseable {
         private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
         private Duration completionMaxDelay = DEFAULT_COMPLETION_MAX_DELAY;
         private ErrorDescriber errorDescriber = ErrorDescriber.classAndMessage(ErrorDescriber.DEFAULT_MAX_LENGTH);
+        private QueueMetrics metrics = QueueMetrics.NOOP;
+        private JobObserver observer = JobObserver.NOOP;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -285,6 +290,18 @@ public final class WorkerRuntime implements AutoCloseable {
         /** How exceptions become {@code last_error}: the place to redact. */
         public Builder errorDescriber(ErrorDescriber errorDescriber) {
             this.errorDescriber = errorDescriber;
+            return this;
+        }
+
+        /** Where claims, outcomes and handler times are reported (e.g. {@code MicrometerQueueMetrics}). */
+        public Builder metrics(QueueMetrics metrics) {
+            this.metrics = metrics;
+            return this;
+        }
+
+        /** Wraps each handler run, e.g. in a Micrometer Observation ({@code ObservationJobObserver}). */
+        public Builder observer(JobObserver observer) {
+            this.observer = observer;
             return this;
         }
 

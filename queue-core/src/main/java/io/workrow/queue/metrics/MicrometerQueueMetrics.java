@@ -1,0 +1,74 @@
+package io.workrow.queue.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * {@link QueueMetrics} as Micrometer meters, all tagged {@code queue}: counters
+ * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale},
+ * {@code .retired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
+ * {@code outcome}. Meters are looked up once per queue and kept.
+ */
+public final class MicrometerQueueMetrics implements QueueMetrics {
+
+    private final MeterRegistry registry;
+    private final Map<String, Counter> claimed = new ConcurrentHashMap<>();
+    private final Map<String, Counter> processed = new ConcurrentHashMap<>();
+    private final Map<String, Counter> failed = new ConcurrentHashMap<>();
+    private final Map<String, Counter> stale = new ConcurrentHashMap<>();
+    private final Map<String, Counter> retired = new ConcurrentHashMap<>();
+    private final Map<String, Timer> durations = new ConcurrentHashMap<>();
+
+    public MicrometerQueueMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void claimed(String queue, int count) {
+        if (count > 0) {
+            counter(claimed, "workrow.jobs.claimed", "Jobs claimed by this worker", queue).increment(count);
+        }
+    }
+
+    @Override
+    public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
+        durations.computeIfAbsent(queue + '\u0000' + outcome.tagValue(), key -> Timer.builder("workrow.jobs.duration")
+                .description("Time handlers ran, by how the run ended")
+                .tag("queue", queue).tag("outcome", outcome.tagValue())
+                .register(registry)).record(handlerTime);
+        if (outcome == JobOutcome.SUCCESS) {
+            counter(processed, "workrow.jobs.processed", "Jobs completed successfully", queue).increment();
+        } else if (outcome == JobOutcome.FAILURE || outcome == JobOutcome.DISCARDED) {
+            failedCounter(queue).increment();
+        }
+    }
+
+    @Override
+    public void unreadable(String queue) {
+        failedCounter(queue).increment();
+    }
+
+    @Override
+    public void staleRecovered(String queue) {
+        counter(stale, "workrow.jobs.stale", "Jobs whose expired lease the sweeper recovered", queue).increment();
+    }
+
+    @Override
+    public void retired(String queue) {
+        counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue).increment();
+    }
+
+    private Counter failedCounter(String queue) {
+        return counter(failed, "workrow.jobs.failed", "Attempts that failed (thrown, discarded or unreadable)", queue);
+    }
+
+    private Counter counter(Map<String, Counter> cache, String name, String description, String queue) {
+        return cache.computeIfAbsent(queue, (Function<String, Counter>) q -> Counter.builder(name)
+                .description(description).tag("queue", q).register(registry));
+    }
+}

@@ -1,0 +1,40 @@
+package io.workrow.queue.metrics;
+
+import java.time.Duration;
+
+/**
+ * What the engine reports, counted where each event happens so the counts add up: a claim when
+ * claimed, an outcome when it is recorded, a stale recovery when the sweeper moves the row, a
+ * retirement when a job becomes dead. Every method defaults to doing nothing; {@link #NOOP} is
+ * what runs without Micrometer.
+ */
+public interface QueueMetrics {
+
+    /** Reports nothing. */
+    QueueMetrics NOOP = new QueueMetrics() {
+    };
+
+    /** {@code count} jobs of {@code queue} were claimed by one statement. */
+    default void claimed(String queue, int count) {
+    }
+
+    /**
+     * A handler run of {@code queue} ended with {@code outcome} after {@code handlerTime}; a
+     * {@link JobOutcome#SUCCESS} counts as processed, {@link JobOutcome#FAILURE} and
+     * {@link JobOutcome#DISCARDED} as failed.
+     */
+    default void handled(String queue, JobOutcome outcome, Duration handlerTime) {
+    }
+
+    /** A job of {@code queue} whose payload could not be read was sent to dead (no handler ran). */
+    default void unreadable(String queue) {
+    }
+
+    /** The sweeper recovered a job of {@code queue} whose lease had expired. */
+    default void staleRecovered(String queue) {
+    }
+
+    /** A job of {@code queue} moved to dead: out of attempts, discarded, or unreadable. */
+    default void retired(String queue) {
+    }
+}
