@@ -35,8 +35,9 @@ public final class MaintenanceScheduler implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
+        // First pass at once: leases a crash left behind are recovered, and gauges filled, at start-up.
         tasks.forEach((task, interval) -> executor.scheduleWithFixedDelay(() -> runSafely(task),
-                interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS));
+                0, interval.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     @Override

@@ -6,13 +6,19 @@ import io.micrometer.core.instrument.Tags;
 import io.workrow.queue.maintenance.MaintenanceTask;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.QueueDepth;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The gauges {@code workrow.queue.depth} (tags {@code queue}, {@code status}: pending, running,
  * dead) and {@code workrow.queue.lag} (tag {@code queue}: seconds the oldest due pending job has
- * waited). One cheap query for all queues per refresh ({@link #runOnce()}, scheduled like
+ * waited). A queue seen once keeps reporting, with zeros when it has no open work. One cheap
+ * query for all queues per refresh ({@link #runOnce()}, scheduled like
  * maintenance), never one per queue per scrape; a scrape reads the last values.
  */
 public final class QueueDepthGauges implements MaintenanceTask {
@@ -20,6 +26,8 @@ public final class QueueDepthGauges implements MaintenanceTask {
     private final JobStore store;
     private final MultiGauge depth;
     private final MultiGauge lag;
+    /** Every queue seen so far: one whose work is all done reports zeros rather than vanishing. */
+    private final Set<String> seen = new TreeSet<>();
 
     public QueueDepthGauges(JobStore store, MeterRegistry registry) {
         this.store = store;
@@ -36,11 +44,16 @@ public final class QueueDepthGauges implements MaintenanceTask {
     }
 
     @Override
-    public int runOnce() {
-        List<QueueDepth> depths = store.queueDepth();
+    public synchronized int runOnce() {
+        Map<String, QueueDepth> depths = new TreeMap<>();
+        for (QueueDepth depth : store.queueDepth()) {
+            depths.put(depth.queue(), depth);
+        }
+        seen.addAll(depths.keySet());
         List<MultiGauge.Row<?>> depthRows = new ArrayList<>();
         List<MultiGauge.Row<?>> lagRows = new ArrayList<>();
-        for (QueueDepth queue : depths) {
+        for (String name : seen) {
+            QueueDepth queue = depths.getOrDefault(name, new QueueDepth(name, 0, 0, 0, Duration.ZERO));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "pending"), queue.pending()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "running"), queue.running()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "dead"), queue.dead()));
@@ -48,6 +61,6 @@ public final class QueueDepthGauges implements MaintenanceTask {
         }
         depth.register(depthRows, true);
         lag.register(lagRows, true);
-        return depths.size();
+        return seen.size();
     }
 }

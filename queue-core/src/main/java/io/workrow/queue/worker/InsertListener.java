@@ -32,6 +32,8 @@ final class InsertListener implements Runnable {
     private final Wakeup stopSignal = new Wakeup();
     private volatile boolean running = true;
     private volatile boolean connected;
+    /** When the connection was last lost (or first sought), in nanoTime; meaningful while not connected. */
+    private volatile long disconnectedSince = System.nanoTime();
 
     /**
      * @param onInsert called with the queue name of each notification
@@ -45,6 +47,11 @@ final class InsertListener implements Runnable {
 
     boolean isConnected() {
         return connected;
+    }
+
+    /** How long the listener has been without a connection; zero while connected. */
+    java.time.Duration disconnectedFor() {
+        return connected ? java.time.Duration.ZERO : java.time.Duration.ofNanos(System.nanoTime() - disconnectedSince);
     }
 
     void stop() {
@@ -73,27 +80,34 @@ final class InsertListener implements Runnable {
         long backoff = 100;
         while (running) {
             Connection connection = null;
+            SQLException failure = null;
             try {
                 connection = dataSource.getConnection();
                 connection.setAutoCommit(true);
                 listen(connection, backoff > 100);
                 backoff = 100;
                 unlisten(connection);
-            } catch (SQLException | RuntimeException e) {
-                // Probe before closing: closing first would return the broken connection to the pool.
-                revealBroken(connection);
-                boolean wasConnected = connected;
-                connected = false;
-                if (!running) {
-                    break;
+            } catch (SQLException e) {
+                failure = e;
+            } catch (RuntimeException e) {
+                failure = new SQLException(e.toString(), e);
+            } finally {
+                if (failure != null) {
+                    // Probe before closing: closing first would return the broken connection to the pool.
+                    revealBroken(connection);
                 }
+                if (connected) {
+                    disconnectedSince = System.nanoTime();
+                }
+                close(connection);
+            }
+            boolean wasConnected = connected;
+            connected = false;
+            if (failure != null && running) {
                 log.warn("Insert listener {}, retrying in {} ms (polling continues): {}",
-                        wasConnected ? "lost its connection" : "could not connect", backoff, e.toString());
+                        wasConnected ? "lost its connection" : "could not connect", backoff, failure.getMessage());
                 stopSignal.sleep(backoff);
                 backoff = Math.min(backoff * 2, MAX_RECONNECT_BACKOFF_MILLIS);
-            } finally {
-                connected = false;
-                close(connection);
             }
         }
     }

@@ -105,6 +105,14 @@ public final class WorkerRuntime implements AutoCloseable {
         return listener != null && listener.isConnected();
     }
 
+    /**
+     * How long the insert listener has been without a connection (zero while connected or in
+     * poll-only mode). Jobs still run meanwhile, found by polling, only later.
+     */
+    public Duration listenerDisconnectedFor() {
+        return listener == null ? Duration.ZERO : listener.disconnectedFor();
+    }
+
     /** Number of jobs claimed by this runtime whose result is not yet written. */
     public int inFlightCount() {
         return inFlight.size();

@@ -129,10 +129,12 @@ class QueueMetricsTests {
         assertThat(registry.get("workrow.queue.lag").tags("queue", "work").gauge().value()).isBetween(119.0, 180.0);
         assertThat(registry.get("workrow.queue.lag").tags("queue", "other").gauge().value()).isLessThan(60.0);
 
-        database.jdbc().update("DELETE FROM workrow_job WHERE queue = 'work' AND status = 'pending'");
-        gauges.runOnce();
+        database.jdbc().update("DELETE FROM workrow_job WHERE queue = 'work'");
+        assertThat(gauges.runOnce()).as("a queue seen once keeps reporting").isEqualTo(2);
         assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "pending").gauge().value())
                 .isZero();
         assertThat(registry.get("workrow.queue.lag").tags("queue", "work").gauge().value()).isZero();
+        assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "dead").gauge().value())
+                .isZero();
     }
 }

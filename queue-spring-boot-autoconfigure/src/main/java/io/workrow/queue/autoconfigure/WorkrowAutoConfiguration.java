@@ -2,6 +2,7 @@ package io.workrow.queue.autoconfigure;
 
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.client.EnqueueHeaders;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.migration.WorkrowMigrations;
@@ -65,8 +66,10 @@ public final class WorkrowAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(JobQueue.class)
-    JdbcJobQueue jobQueue(JobStore store, PayloadCodec codec, WorkrowSettings settings) {
-        return new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes());
+    JdbcJobQueue jobQueue(JobStore store, PayloadCodec codec, WorkrowSettings settings,
+            ObjectProvider<EnqueueHeaders> headers) {
+        return new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes())
+                .withHeaders(headers.getIfAvailable(() -> EnqueueHeaders.NONE));
     }
 
     @Bean

@@ -4,8 +4,10 @@ import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.store.JobStore;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -26,12 +28,14 @@ public final class WorkrowMaintenanceAutoConfiguration {
     private static final int BATCH_SIZE = 1000;
 
     @Bean
-    @ConditionalOnMissingBean
-    MaintenanceLifecycle workrowMaintenance(JobStore store, WorkrowSettings settings) {
+    @ConditionalOnMissingBean(name = "workrowMaintenance")
+    MaintenanceLifecycle workrowMaintenance(JobStore store, WorkrowSettings settings,
+            ObjectProvider<QueueMetrics> metrics) {
         WorkrowProperties properties = settings.properties();
+        QueueMetrics reported = metrics.getIfAvailable(() -> QueueMetrics.NOOP);
         return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
-                .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE))
-                .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE))
+                .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE, reported))
+                .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
                         new RetentionPruner(store, settings.retention(), BATCH_SIZE)));
     }

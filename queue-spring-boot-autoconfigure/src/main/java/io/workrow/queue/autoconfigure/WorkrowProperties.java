@@ -44,6 +44,10 @@ public class WorkrowProperties {
 
     private final QueueDefaults defaults = new QueueDefaults();
 
+    private final Health health = new Health();
+
+    private final Metrics metrics = new Metrics();
+
     /** Per-queue settings, by queue name; each key overrides the same key under workrow.defaults. */
     private Map<String, Queue> queues = new LinkedHashMap<>();
 
@@ -117,6 +121,14 @@ public class WorkrowProperties {
 
     public QueueDefaults getDefaults() {
         return defaults;
+    }
+
+    public Health getHealth() {
+        return health;
+    }
+
+    public Metrics getMetrics() {
+        return metrics;
     }
 
     public Map<String, Queue> getQueues() {
@@ -202,6 +214,47 @@ public class WorkrowProperties {
 
         public void setInterval(Duration interval) {
             this.interval = interval;
+        }
+    }
+
+    /** The workrow health indicator. */
+    public static class Health {
+
+        /** Lag (age of the oldest due pending job) above which a queue makes health DOWN, unless the queue sets its own max-lag. */
+        private Duration maxLag = Duration.ofMinutes(5);
+
+        /** How long the insert listener may be disconnected before health is OUT_OF_SERVICE (jobs still run by polling). */
+        private Duration listenerTimeout = Duration.ofMinutes(1);
+
+        public Duration getMaxLag() {
+            return maxLag;
+        }
+
+        public void setMaxLag(Duration maxLag) {
+            this.maxLag = maxLag;
+        }
+
+        public Duration getListenerTimeout() {
+            return listenerTimeout;
+        }
+
+        public void setListenerTimeout(Duration listenerTimeout) {
+            this.listenerTimeout = listenerTimeout;
+        }
+    }
+
+    /** Workrow's meters. */
+    public static class Metrics {
+
+        /** How often the queue depth and lag gauges are refreshed, by one query for all queues. */
+        private Duration refreshInterval = Duration.ofSeconds(15);
+
+        public Duration getRefreshInterval() {
+            return refreshInterval;
+        }
+
+        public void setRefreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
         }
     }
 
@@ -311,6 +364,9 @@ public class WorkrowProperties {
         /** How long a claim on a job of this queue lasts before another worker may take it. */
         private Duration lease;
 
+        /** Lag above which this queue makes the workrow health indicator DOWN; defaults to workrow.health.max-lag. */
+        private Duration maxLag;
+
         private final QueueBackoff backoff = new QueueBackoff();
 
         public Integer getConcurrency() {
@@ -343,6 +399,14 @@ public class WorkrowProperties {
 
         public void setLease(Duration lease) {
             this.lease = lease;
+        }
+
+        public Duration getMaxLag() {
+            return maxLag;
+        }
+
+        public void setMaxLag(Duration maxLag) {
+            this.maxLag = maxLag;
         }
 
         public QueueBackoff getBackoff() {

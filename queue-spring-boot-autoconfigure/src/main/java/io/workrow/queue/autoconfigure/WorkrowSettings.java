@@ -40,6 +40,9 @@ public final class WorkrowSettings {
         positive("workrow.retention.dead", retention.getDead());
         positive("workrow.retention.cancelled", retention.getCancelled());
         positive("workrow.retention.interval", retention.getInterval());
+        positive("workrow.health.max-lag", properties.getHealth().getMaxLag());
+        positive("workrow.health.listener-timeout", properties.getHealth().getListenerTimeout());
+        positive("workrow.metrics.refresh-interval", properties.getMetrics().getRefreshInterval());
 
         WorkrowProperties.QueueDefaults given = properties.getDefaults();
         WorkrowProperties.Backoff backoff = given.getBackoff();
@@ -53,6 +56,9 @@ public final class WorkrowSettings {
                 throw new InvalidConfigurationPropertyValueException("workrow.queues", name, e.getMessage());
             }
             queues.put(name, defaults.overriddenBy("workrow.queues." + name, queue));
+            if (queue.getMaxLag() != null) {
+                positive("workrow.queues." + name + ".max-lag", queue.getMaxLag());
+            }
         });
     }
 
@@ -78,6 +84,12 @@ public final class WorkrowSettings {
     /** The attempts a job of {@code queue} gets when the request sets none. */
     public int maxAttempts(String queue) {
         return queues.getOrDefault(queue, defaults).maxAttempts();
+    }
+
+    /** The lag above which {@code queue} makes health DOWN. */
+    public Duration maxLag(String queue) {
+        WorkrowProperties.Queue own = properties.getQueues().get(queue);
+        return own != null && own.getMaxLag() != null ? own.getMaxLag() : properties.getHealth().getMaxLag();
     }
 
     /** Names of the queues with settings of their own. */

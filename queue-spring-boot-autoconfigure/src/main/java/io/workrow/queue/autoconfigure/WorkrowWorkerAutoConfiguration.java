@@ -1,5 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
+import io.workrow.queue.metrics.JobObserver;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.HandlerMethod;
 import io.workrow.queue.spring.handler.QueueHandlerBeanPostProcessor;
@@ -41,7 +43,8 @@ public final class WorkrowWorkerAutoConfiguration {
     @ConditionalOnMissingBean
     WorkerRuntimeLifecycle workrowWorkerRuntime(DataSource dataSource, JobStore store, PayloadCodec codec,
             WorkrowSettings settings, QueueHandlerBeanPostProcessor handlers,
-            ObjectProvider<PlatformTransactionManager> transactionManager) {
+            ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
+            ObjectProvider<JobObserver> observer) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
@@ -49,7 +52,9 @@ public final class WorkrowWorkerAutoConfiguration {
                     .codec(codec)
                     .pollInterval(properties.getPollInterval())
                     .shutdownTimeout(properties.getShutdownTimeout())
-                    .listenNotify(properties.isListenNotify());
+                    .listenNotify(properties.isListenNotify())
+                    .metrics(metrics.getIfAvailable(() -> QueueMetrics.NOOP))
+                    .observer(observer.getIfAvailable(() -> JobObserver.NOOP));
             for (HandlerMethod handler : handlers.handlers()) {
                 HandlerTransaction transaction = handler.isTransactional()
                         ? new SpringHandlerTransaction(transactionManagerFor(handler, transactionManager),

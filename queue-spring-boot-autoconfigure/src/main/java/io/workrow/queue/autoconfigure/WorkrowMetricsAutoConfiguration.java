@@ -1,0 +1,41 @@
+package io.workrow.queue.autoconfigure;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.workrow.queue.maintenance.MaintenanceScheduler;
+import io.workrow.queue.metrics.MicrometerQueueMetrics;
+import io.workrow.queue.metrics.QueueDepthGauges;
+import io.workrow.queue.metrics.QueueMetrics;
+import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
+import io.workrow.queue.store.JobStore;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Workrow's meters when the application has a {@link MeterRegistry}: the counters and timer of
+ * {@link MicrometerQueueMetrics}, and the depth and lag gauges refreshed every
+ * {@code workrow.metrics.refresh-interval} by one query. Without Micrometer nothing is bound and
+ * the engine reports to {@link QueueMetrics#NOOP}.
+ */
+@AutoConfiguration(after = WorkrowAutoConfiguration.class, afterName = {
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
+@ConditionalOnClass(MeterRegistry.class)
+@ConditionalOnBean({MeterRegistry.class, JobStore.class})
+public final class WorkrowMetricsAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(QueueMetrics.class)
+    MicrometerQueueMetrics workrowQueueMetrics(MeterRegistry registry) {
+        return new MicrometerQueueMetrics(registry);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "workrowQueueGauges")
+    MaintenanceLifecycle workrowQueueGauges(JobStore store, MeterRegistry registry, WorkrowSettings settings) {
+        return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
+                .every(settings.properties().getMetrics().getRefreshInterval(), new QueueDepthGauges(store, registry)));
+    }
+}

@@ -1,0 +1,92 @@
+package io.workrow.queue.spring.actuate;
+
+import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueStats;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code workrow} actuator endpoint, over {@link QueueAdmin}.
+ * <ul>
+ * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause.</li>
+ * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
+ * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
+ * whose last error contains the text ({@code limit}, default 100).</li>
+ * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
+ * {@code {"error":"503"}}; {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
+ * optional {@code {"reason":"..."}}; {@code .../resume}.</li>
+ * </ul>
+ * Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
+ * and should sit behind the application's security (see docs/operations.md).
+ */
+@Endpoint(id = "workrow", defaultAccess = Access.READ_ONLY)
+public class WorkrowEndpoint {
+
+    private static final int DEFAULT_LIMIT = 100;
+
+    private final QueueAdmin admin;
+
+    public WorkrowEndpoint(QueueAdmin admin) {
+        this.admin = admin;
+    }
+
+    @ReadOperation
+    public Queues queues() {
+        return new Queues(admin.stats(), admin.pausedQueues());
+    }
+
+    @ReadOperation
+    public List<JobSummary> jobs(@Selector String queue, @Selector String state, @Nullable String error,
+            @Nullable Integer limit) {
+        int rows = limit == null ? DEFAULT_LIMIT : limit;
+        return switch (state) {
+            case "running" -> admin.runningJobs(queue, rows);
+            case "dead" -> admin.deadJobs(queue, error, rows);
+            default -> throw new InvalidEndpointRequestException("Unknown job state '" + state + "'",
+                    "Use running or dead");
+        };
+    }
+
+    @WriteOperation
+    public Map<String, Object> operate(@Selector String queue, @Selector String action, @Nullable Long[] ids,
+            @Nullable String error, @Nullable Long id, @Nullable String reason) {
+        return switch (action) {
+            case "retry" -> {
+                if (ids != null) {
+                    yield Map.of("queue", queue, "retried", admin.retryDead(Arrays.asList(ids)));
+                }
+                if (error != null) {
+                    yield Map.of("queue", queue, "retried", admin.retryDead(queue, error));
+                }
+                throw new InvalidEndpointRequestException("retry needs ids or error",
+                        "Give \"ids\": [..] or \"error\": \"text in last_error\" (\"\" retries every dead job of the queue)");
+            }
+            case "cancel" -> {
+                if (id == null) {
+                    throw new InvalidEndpointRequestException("cancel needs id", "Give \"id\": <job id>");
+                }
+                yield Map.of("id", id, "cancelled", admin.cancel(id));
+            }
+            case "pause" -> {
+                admin.pause(queue, reason);
+                yield Map.of("queue", queue, "paused", true);
+            }
+            case "resume" -> Map.of("queue", queue, "resumed", admin.resume(queue));
+            default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
+                    "Use retry, cancel, pause or resume");
+        };
+    }
+
+    /** The endpoint's read-all answer. */
+    public record Queues(List<QueueStats> queues, List<String> paused) {
+    }
+}

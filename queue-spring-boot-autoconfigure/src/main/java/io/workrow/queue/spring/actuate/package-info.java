@@ -1,0 +1,4 @@
+/**
+ * Actuator integration: the {@code workrow} health indicator and endpoint.
+ */
+package io.workrow.queue.spring.actuate;

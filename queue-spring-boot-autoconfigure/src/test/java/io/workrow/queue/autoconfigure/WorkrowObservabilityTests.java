@@ -1,0 +1,202 @@
+package io.workrow.queue.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueHandler;
+import io.workrow.queue.client.EnqueueHeaders;
+import io.workrow.queue.metrics.JobObserver;
+import io.workrow.queue.metrics.QueueMetrics;
+import io.workrow.queue.spring.actuate.WorkrowEndpoint;
+import io.workrow.queue.spring.actuate.WorkrowHealthIndicator;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.QueueOptions;
+import io.workrow.queue.worker.WorkerRuntime;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
+/** Meters, health and the endpoint as the starter wires them, against PostgreSQL. */
+class WorkrowObservabilityTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(WorkrowAutoConfiguration.class,
+                    WorkrowWorkerAutoConfiguration.class, WorkrowMaintenanceAutoConfiguration.class,
+                    WorkrowMetricsAutoConfiguration.class, WorkrowObservationAutoConfiguration.class,
+                    WorkrowActuatorAutoConfiguration.class))
+            .withBean(DataSource.class, () -> new DelegatingDataSource(database.dataSource()))
+            .withPropertyValues("workrow.poll-interval=100ms", "management.endpoints.web.exposure.include=workrow");
+
+    record Ping(int n) {
+    }
+
+    static class Pings {
+        @QueueHandler("ping")
+        void ping(Ping ping) {
+        }
+    }
+
+    @BeforeEach
+    void clean() {
+        database.deleteAllJobs();
+        database.jdbc().update("DELETE FROM workrow_queue_pause");
+    }
+
+    /** A DataSource on a port where nothing listens. */
+    private static DataSource unreachable() {
+        return new DriverManagerDataSource("jdbc:postgresql://127.0.0.1:1/none?connectTimeout=1", "postgres", "");
+    }
+
+    @Test
+    void metersAreBoundWhenAMeterRegistryExists() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withBean(Pings.class)
+                .withPropertyValues("workrow.metrics.refresh-interval=100ms")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(QueueMetrics.class);
+                    context.getBean(JobQueue.class).enqueue("ping", new Ping(1));
+                    context.getBean(JobQueue.class).enqueue("unhandled", new Ping(2));
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    await().atMost(Duration.ofSeconds(10)).until(() -> registry.find("workrow.jobs.processed")
+                            .tag("queue", "ping").counter() != null
+                            && registry.find("workrow.jobs.processed").tag("queue", "ping").counter().count() == 1);
+                    assertThat(registry.get("workrow.jobs.claimed").tag("queue", "ping").counter().count()).isEqualTo(1);
+                    assertThat(registry.get("workrow.jobs.duration").tags("queue", "ping", "outcome", "success")
+                            .timer().count()).isEqualTo(1);
+                    await().atMost(Duration.ofSeconds(10)).until(() -> registry.find("workrow.queue.depth")
+                            .tags("queue", "unhandled", "status", "pending").gauge() != null);
+                    assertThat(registry.get("workrow.queue.depth").tags("queue", "unhandled", "status", "pending")
+                            .gauge().value()).isEqualTo(1);
+                    assertThat(registry.get("workrow.queue.lag").tag("queue", "unhandled").gauge().value())
+                            .isGreaterThanOrEqualTo(0.0);
+                });
+    }
+
+    @Test
+    void nothingIsBoundWithoutMicrometerBeans() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(QueueMetrics.class).doesNotHaveBean(JobObserver.class)
+                    .doesNotHaveBean(EnqueueHeaders.class);
+        });
+    }
+
+    @Test
+    void observationRegistryTurnsOnTraceHeadersAndTheJobObserver() {
+        runner.withBean(ObservationRegistry.class, ObservationRegistry::create).run(context -> {
+            assertThat(context).hasSingleBean(EnqueueHeaders.class).hasSingleBean(JobObserver.class);
+        });
+    }
+
+    @Test
+    void healthIsDownWhenAQueueLagsBeyondItsMaxLagButNotWhenPaused() {
+        runner.withPropertyValues("workrow.health.max-lag=1h", "workrow.queues.reports.max-lag=30s").run(context -> {
+            WorkrowHealthIndicator health = context.getBean(WorkrowHealthIndicator.class);
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+
+            // No handler here: the jobs wait. One queue is 60 s behind; its limit is 30 s.
+            JobQueue jobQueue = context.getBean(JobQueue.class);
+            jobQueue.enqueue("reports", new Ping(1));
+            jobQueue.enqueue("emails", new Ping(2));
+            database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '60 seconds'");
+
+            Health lagging = health.health(true);
+            assertThat(lagging.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(lagging.getDetails()).containsEntry("laggingQueues", List.of("reports"));
+            @SuppressWarnings("unchecked")
+            Map<String, Map<String, Object>> queues = (Map<String, Map<String, Object>>) lagging.getDetails().get("queues");
+            assertThat(queues.get("reports")).containsEntry("pending", 1L).containsEntry("maxLagSeconds", 30L);
+            assertThat((Double) queues.get("reports").get("lagSeconds")).isGreaterThanOrEqualTo(59.0);
+
+            context.getBean(QueueAdmin.class).pause("reports", "on purpose");
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+        });
+    }
+
+    @Test
+    void healthIsDownWhenTheDatabaseIsUnreachable() {
+        WorkrowHealthIndicator health = new WorkrowHealthIndicator(new JobStore(unreachable(), database.schema()),
+                queue -> Duration.ofMinutes(5), () -> null, Duration.ofMinutes(1));
+        Health result = health.health(true);
+        assertThat(result.getStatus()).isEqualTo(Status.DOWN);
+        assertThat(result.getDetails()).containsKey("error");
+    }
+
+    @Test
+    void healthIsOutOfServiceWhenTheListenerStaysDisconnected() {
+        WorkerRuntime cutOff = WorkerRuntime.builder(unreachable())
+                .schema("public")
+                .pollInterval(Duration.ofSeconds(30))
+                .handler("ping", Ping.class, (ping, job) -> { }, QueueOptions.defaults())
+                .build();
+        cutOff.start();
+        try {
+            WorkrowHealthIndicator health = new WorkrowHealthIndicator(database.store(), queue -> Duration.ofMinutes(5),
+                    () -> cutOff, Duration.ofMillis(200));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> health.health(true).getStatus().equals(Status.OUT_OF_SERVICE));
+            assertThat(health.health(true).getDetails().get("listener").toString()).startsWith("disconnected for");
+        } finally {
+            cutOff.stop();
+        }
+    }
+
+    @Test
+    void endpointRetriesExactlyTheDeadJobsMatchingTheErrorText() {
+        runner.withPropertyValues("workrow.enabled=false").run(context -> {
+            JobQueue jobQueue = context.getBean(JobQueue.class);
+            long gone = jobQueue.enqueue("webhooks", new Ping(1));
+            long flaky = jobQueue.enqueue("webhooks", new Ping(2));
+            long other = jobQueue.enqueue("emails", new Ping(3));
+            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now(), attempts = 5,"
+                    + " last_error = CASE id WHEN ? THEN 'HTTP 410 Gone' ELSE 'HTTP 503 Service Unavailable' END",
+                    gone);
+            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+
+            assertThat(endpoint.jobs("webhooks", "dead", "503", null)).extracting(JobSummary::id).containsExactly(flaky);
+            assertThat(endpoint.operate("webhooks", "retry", null, "503", null, null)).containsEntry("retried", 1);
+
+            assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'pending'", Long.class))
+                    .containsExactly(flaky);
+            assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'dead' ORDER BY id",
+                    Long.class)).containsExactly(gone, other);
+
+            assertThat(endpoint.operate("webhooks", "retry", new Long[] {gone}, null, null, null))
+                    .containsEntry("retried", 1);
+            assertThat(endpoint.operate("emails", "cancel", null, null, other, null)).containsEntry("cancelled", false);
+            assertThat(endpoint.operate("webhooks", "cancel", null, null, gone, null)).containsEntry("cancelled", true);
+        });
+    }
+
+    @Test
+    void endpointPausesAndResumesAQueueForEveryNode() {
+        runner.withPropertyValues("workrow.enabled=false").run(context -> {
+            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+            endpoint.operate("ping", "pause", null, null, null, "incident 7");
+            assertThat(endpoint.queues().paused()).containsExactly("ping");
+            assertThat(database.jdbc().queryForObject("SELECT reason FROM workrow_queue_pause WHERE queue = 'ping'",
+                    String.class)).isEqualTo("incident 7");
+            assertThat(endpoint.operate("ping", "resume", null, null, null, null)).containsEntry("resumed", true);
+            assertThat(endpoint.queues().paused()).isEmpty();
+        });
+    }
+}
