@@ -23,7 +23,8 @@ import tools.jackson.databind.json.JsonMapper;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "workrow.poll-interval=200ms",
         "workrow.queues.send-receipt.backoff.initial=100ms",
-        "workrow.queues.send-receipt.backoff.max=500ms"})
+        "workrow.queues.send-receipt.backoff.max=500ms",
+        "workrow.metrics.refresh-interval=200ms"})
 @DirtiesContext
 class SampleApplicationTests {
 
@@ -83,12 +84,43 @@ class SampleApplicationTests {
         assertThat(get("/orders/" + id).get("receiptSent").asBoolean()).isFalse();
     }
 
-    @Test
-    void prometheusEndpointAnswers() throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-                URI.create("http://localhost:" + port + "/actuator/prometheus")).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+    private String text(String path) throws Exception {
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(response.body()).contains("jvm_");
+        return response.body();
+    }
+
+    @Test
+    void prometheusShowsEveryWorkrowMeterAfterAFewOrders() throws Exception {
+        long id = placeOrder("grace");
+        placeOrder("alan");
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/orders/" + id).get("receiptSent").asBoolean());
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(text("/actuator/prometheus"))
+                .contains("workrow_jobs_claimed_total{queue=\"send-receipt\"")
+                .contains("workrow_jobs_processed_total{queue=\"send-receipt\"")
+                .contains("workrow_jobs_failed_total{queue=\"send-receipt\"")
+                .contains("workrow_jobs_stale_total{queue=\"send-receipt\"")
+                .contains("workrow_jobs_retired_total{queue=\"send-receipt\"")
+                .contains("workrow_jobs_duration_seconds_count{outcome=\"success\",queue=\"send-receipt\"")
+                .contains("workrow_queue_depth_jobs{queue=\"send-receipt\",status=\"pending\"")
+                .contains("workrow_queue_lag_seconds{queue=\"send-receipt\"}"));
+    }
+
+    @Test
+    void workrowEndpointAndHealthShowTheQueue() throws Exception {
+        placeOrder("edsger");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(text("/actuator/workrow"))
+                .contains("\"queue\":\"send-receipt\""));
+        JsonNode health = get("/actuator/health");
+        assertThat(health.get("components").get("workrow").get("status").asString()).isEqualTo("UP");
+        assertThat(health.get("components").get("workrow").get("details").get("listener").asString())
+                .isEqualTo("connected");
+
+        HttpResponse<String> paused = post("/actuator/workrow/send-receipt/pause", "{\"reason\":\"test\"}");
+        assertThat(paused.statusCode()).isEqualTo(200);
+        assertThat(text("/actuator/workrow")).contains("\"paused\":[\"send-receipt\"]");
+        assertThat(post("/actuator/workrow/send-receipt/resume", "{}").statusCode()).isEqualTo(200);
+        assertThat(text("/actuator/workrow")).contains("\"paused\":[]");
     }
 }

@@ -29,6 +29,18 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     }
 
     @Override
+    public void register(String queue) {
+        counter(claimed, "workrow.jobs.claimed", "Jobs claimed by this worker", queue);
+        counter(processed, "workrow.jobs.processed", "Jobs completed successfully", queue);
+        failedCounter(queue);
+        counter(stale, "workrow.jobs.stale", "Jobs whose expired lease the sweeper recovered", queue);
+        counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue);
+        for (JobOutcome outcome : JobOutcome.values()) {
+            timer(queue, outcome);
+        }
+    }
+
+    @Override
     public void claimed(String queue, int count) {
         if (count > 0) {
             counter(claimed, "workrow.jobs.claimed", "Jobs claimed by this worker", queue).increment(count);
@@ -37,10 +49,7 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
 
     @Override
     public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
-        durations.computeIfAbsent(queue + '\u0000' + outcome.tagValue(), key -> Timer.builder("workrow.jobs.duration")
-                .description("Time handlers ran, by how the run ended")
-                .tag("queue", queue).tag("outcome", outcome.tagValue())
-                .register(registry)).record(handlerTime);
+        timer(queue, outcome).record(handlerTime);
         if (outcome == JobOutcome.SUCCESS) {
             counter(processed, "workrow.jobs.processed", "Jobs completed successfully", queue).increment();
         } else if (outcome == JobOutcome.FAILURE || outcome == JobOutcome.DISCARDED) {
@@ -61,6 +70,13 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     @Override
     public void retired(String queue) {
         counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue).increment();
+    }
+
+    private Timer timer(String queue, JobOutcome outcome) {
+        return durations.computeIfAbsent(queue + '\u0000' + outcome.tagValue(), key -> Timer.builder("workrow.jobs.duration")
+                .description("Time handlers ran, by how the run ended")
+                .tag("queue", queue).tag("outcome", outcome.tagValue())
+                .register(registry));
     }
 
     private Counter failedCounter(String queue) {

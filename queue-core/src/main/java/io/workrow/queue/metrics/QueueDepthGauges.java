@@ -30,7 +30,13 @@ public final class QueueDepthGauges implements MaintenanceTask {
     private final Set<String> seen = new TreeSet<>();
 
     public QueueDepthGauges(JobStore store, MeterRegistry registry) {
+        this(store, registry, Set.of());
+    }
+
+    /** @param knownQueues queues to report from the start, at zero until they have work */
+    public QueueDepthGauges(JobStore store, MeterRegistry registry, java.util.Collection<String> knownQueues) {
         this.store = store;
+        this.seen.addAll(knownQueues);
         this.depth = MultiGauge.builder("workrow.queue.depth").description("Jobs by queue and status")
                 .baseUnit("jobs").register(registry);
         this.lag = MultiGauge.builder("workrow.queue.lag")

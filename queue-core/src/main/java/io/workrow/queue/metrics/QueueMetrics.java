@@ -14,6 +14,13 @@ public interface QueueMetrics {
     QueueMetrics NOOP = new QueueMetrics() {
     };
 
+    /**
+     * A runtime starts working {@code queue}: its meters should exist from now on, at zero, so a
+     * rate or an alert on them has a series before the first event.
+     */
+    default void register(String queue) {
+    }
+
     /** {@code count} jobs of {@code queue} were claimed by one statement. */
     default void claimed(String queue, int count) {
     }

@@ -56,6 +56,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final List<Thread> pollerThreads = new ArrayList<>();
     private final InsertListener listener;
     private final Map<String, HandlerRegistration> registrations;
+    private final QueueMetrics metrics;
     private Thread listenerThread;
     private volatile boolean stopping;
     private volatile boolean started;
@@ -66,6 +67,7 @@ public final class WorkerRuntime implements AutoCloseable {
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.registrations = Map.copyOf(builder.registrations);
+        this.metrics = builder.metrics;
         this.completer = new JobCompleter(store, inFlight, builder.metrics, builder.completionBatchSize,
                 builder.completionMaxDelay);
         JobExecutor executor = new JobExecutor(store, builder.codec, completer, inFlight, builder.errorDescriber,
@@ -123,6 +125,7 @@ public final class WorkerRuntime implements AutoCloseable {
             return;
         }
         started = true;
+        registrations.keySet().forEach(metrics::register);
         completer.start("workrow-completer");
         if (listener != null) {
             listenerThread = daemon(listener, "workrow-listener");

@@ -5,8 +5,12 @@ import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.metrics.MicrometerQueueMetrics;
 import io.workrow.queue.metrics.QueueDepthGauges;
 import io.workrow.queue.metrics.QueueMetrics;
+import io.workrow.queue.spring.handler.QueueHandlerBeanPostProcessor;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.store.JobStore;
+import java.util.Set;
+import java.util.TreeSet;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -34,8 +38,14 @@ public final class WorkrowMetricsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "workrowQueueGauges")
-    MaintenanceLifecycle workrowQueueGauges(JobStore store, MeterRegistry registry, WorkrowSettings settings) {
-        return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
-                .every(settings.properties().getMetrics().getRefreshInterval(), new QueueDepthGauges(store, registry)));
+    MaintenanceLifecycle workrowQueueGauges(JobStore store, MeterRegistry registry, WorkrowSettings settings,
+            ObjectProvider<QueueHandlerBeanPostProcessor> handlers) {
+        return new MaintenanceLifecycle(() -> {
+            // Built at start, when every handler is known: their queues report from the first scrape.
+            Set<String> known = new TreeSet<>(settings.configuredQueues());
+            handlers.ifAvailable(found -> found.handlers().forEach(handler -> known.add(handler.queue())));
+            return new MaintenanceScheduler().every(settings.properties().getMetrics().getRefreshInterval(),
+                    new QueueDepthGauges(store, registry, known));
+        });
     }
 }

@@ -57,7 +57,7 @@ public class WorkrowEndpoint {
     }
 
     @WriteOperation
-    public Map<String, Object> operate(@Selector String queue, @Selector String action, @Nullable Long[] ids,
+    public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
             @Nullable String error, @Nullable Long id, @Nullable String reason) {
         return switch (action) {
             case "retry" -> {
