@@ -188,15 +188,36 @@ class WorkrowObservabilityTests {
     }
 
     @Test
-    void endpointPausesAndResumesAQueueForEveryNode() {
-        runner.withPropertyValues("workrow.enabled=false").run(context -> {
-            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
-            endpoint.operate("ping", "pause", null, null, null, "incident 7");
-            assertThat(endpoint.queues().paused()).containsExactly("ping");
-            assertThat(database.jdbc().queryForObject("SELECT reason FROM workrow_queue_pause WHERE queue = 'ping'",
-                    String.class)).isEqualTo("incident 7");
-            assertThat(endpoint.operate("ping", "resume", null, null, null, null)).containsEntry("resumed", true);
-            assertThat(endpoint.queues().paused()).isEmpty();
-        });
+    void endpointPauseStopsClaimsOnEveryRuntimeSharingTheDatabaseAndResumeRestartsThem() {
+        java.util.Set<Long> handledElsewhere = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        WorkerRuntime otherNode = WorkerRuntime.builder(database.dataSource())
+                .pollInterval(Duration.ofMillis(100))
+                .handler("ping", Ping.class, (ping, job) -> handledElsewhere.add(job.id()), QueueOptions.defaults())
+                .build();
+        otherNode.start();
+        try {
+            runner.withBean(Pings.class).run(context -> {
+                WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+                JobQueue jobQueue = context.getBean(JobQueue.class);
+                endpoint.operate("ping", "pause", null, null, null, "incident 7");
+                assertThat(endpoint.queues().paused()).containsExactly("ping");
+                assertThat(database.jdbc().queryForObject("SELECT reason FROM workrow_queue_pause WHERE queue = 'ping'",
+                        String.class)).isEqualTo("incident 7");
+
+                List<Long> ids = jobQueue.enqueueAll(java.util.stream.IntStream.range(0, 10)
+                        .mapToObj(i -> io.workrow.queue.JobRequest.of("ping", new Ping(i))).toList());
+                // Both nodes are woken by the insert and poll every 100 ms: none may claim.
+                await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> database.jdbc()
+                        .queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'pending'", Integer.class) == 10);
+
+                assertThat(endpoint.operate("ping", "resume", null, null, null, null)).containsEntry("resumed", true);
+                await().atMost(Duration.ofSeconds(10)).until(() -> database.jdbc().queryForObject(
+                        "SELECT count(*) FROM workrow_job WHERE status = 'completed' AND id = ANY(?)", Integer.class,
+                        (Object) ids.toArray(Long[]::new)) == 10);
+                assertThat(endpoint.queues().paused()).isEmpty();
+            });
+        } finally {
+            otherNode.stop();
+        }
     }
 }
