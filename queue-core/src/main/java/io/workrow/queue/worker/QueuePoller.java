@@ -60,6 +60,11 @@ final class QueuePoller implements Runnable {
         return registration.queue();
     }
 
+    /** {@code queue xConcurrency}, for the start-up log line. */
+    String describe() {
+        return registration.queue() + " x" + registration.options().concurrency();
+    }
+
     /** A hint that jobs may be due now (an insert notification or a reconnect). */
     void wake() {
         wakeup.signal();

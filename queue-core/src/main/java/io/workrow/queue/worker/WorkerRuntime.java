@@ -39,8 +39,9 @@ import org.slf4j.LoggerFactory;
  * runtime.stop(); // stop claiming, let handlers finish, hand back the rest
  * }</pre>
  *
- * <p>Connections used: one for the listener, and short-lived ones for claims, results and
- * heartbeats, independent of concurrency.
+ * <p>Connections: the listener holds one; claims and batched completions borrow one briefly per
+ * statement; failures, heartbeats and steps are written from the handler threads, so at most
+ * {@code concurrency} more at once per queue.
  */
 public final class WorkerRuntime implements AutoCloseable {
 
@@ -55,7 +56,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final Map<String, ExecutorService> handlerThreads = new LinkedHashMap<>();
     private final List<Thread> pollerThreads = new ArrayList<>();
     private final InsertListener listener;
-    private final Map<String, HandlerRegistration> registrations;
+    private final Set<String> queues;
     private final QueueMetrics metrics;
     private Thread listenerThread;
     private volatile boolean stopping;
@@ -66,7 +67,7 @@ public final class WorkerRuntime implements AutoCloseable {
         this.store = new JobStore(builder.dataSource, schema);
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
-        this.registrations = Map.copyOf(builder.registrations);
+        this.queues = Set.copyOf(builder.registrations.keySet());
         this.metrics = builder.metrics;
         this.completer = new JobCompleter(store, inFlight, builder.metrics, builder.completionBatchSize,
                 builder.completionMaxDelay);
@@ -92,16 +93,6 @@ public final class WorkerRuntime implements AutoCloseable {
         return workerId;
     }
 
-    /** The store the runtime works through (for maintenance tasks sharing its schema). */
-    public JobStore store() {
-        return store;
-    }
-
-    /** The queues this runtime works, with their handlers and options. */
-    public Map<String, HandlerRegistration> registrations() {
-        return registrations;
-    }
-
     /** Whether the insert listener holds a live connection (false in poll-only mode). */
     public boolean isListenerConnected() {
         return listener != null && listener.isConnected();
@@ -125,7 +116,7 @@ public final class WorkerRuntime implements AutoCloseable {
             return;
         }
         started = true;
-        registrations.keySet().forEach(metrics::register);
+        queues.forEach(metrics::register);
         completer.start("workrow-completer");
         if (listener != null) {
             listenerThread = daemon(listener, "workrow-listener");
@@ -203,8 +194,8 @@ public final class WorkerRuntime implements AutoCloseable {
     }
 
     private String describeQueues() {
-        return registrations.values().stream()
-                .map(r -> r.queue() + " x" + r.options().concurrency())
+        return pollers.values().stream()
+                .map(QueuePoller::describe)
                 .sorted()
                 .collect(Collectors.joining(", ", "[", "]"));
     }
