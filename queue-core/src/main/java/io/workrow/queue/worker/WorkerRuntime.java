@@ -79,7 +79,8 @@ public final class WorkerRuntime implements AutoCloseable {
             pollers.put(registration.queue(), new QueuePoller(registration, store, executor, inFlight,
                     builder.metrics, threads, workerId, builder.pollInterval));
         }
-        this.listener = builder.listenNotify
+        // Without queues there is nothing to wake: no listener connection is held for nothing.
+        this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, this::wake, this::wakeAll)
                 : null;
     }

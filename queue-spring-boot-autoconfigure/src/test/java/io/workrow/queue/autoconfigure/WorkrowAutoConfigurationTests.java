@@ -77,6 +77,8 @@ class WorkrowAutoConfigurationTests {
                     .hasSingleBean(JobStore.class).hasSingleBean(PayloadCodec.class)
                     .hasSingleBean(WorkerRuntimeLifecycle.class).hasSingleBean(MaintenanceLifecycle.class);
             assertThat(context.getBean(WorkerRuntimeLifecycle.class).isRunning()).isTrue();
+            // No @QueueHandler here: no LISTEN connection is held for nothing.
+            assertThat(context.getBean(WorkerRuntimeLifecycle.class).runtime().listenerDisconnectedFor()).isZero();
             assertThat(database.jdbc().queryForObject(
                     "SELECT count(*) FROM pg_tables WHERE tablename = 'workrow_job'", Integer.class)).isEqualTo(1);
         });
