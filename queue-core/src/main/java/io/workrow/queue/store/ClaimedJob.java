@@ -20,9 +20,4 @@ public record ClaimedJob(
         String step,
         long leaseToken,
         Instant runAt) {
-
-    /** Whether this attempt is the job's last. */
-    public boolean isLastAttempt() {
-        return attempt >= maxAttempts;
-    }
 }

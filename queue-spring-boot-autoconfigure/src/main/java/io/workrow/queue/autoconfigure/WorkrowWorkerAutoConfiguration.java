@@ -9,6 +9,7 @@ import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
 import io.workrow.queue.spring.handler.SpringHandlerTransaction;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
+import io.workrow.queue.worker.ErrorDescriber;
 import io.workrow.queue.worker.HandlerRegistration;
 import io.workrow.queue.worker.HandlerTransaction;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -44,7 +45,7 @@ public final class WorkrowWorkerAutoConfiguration {
     WorkerRuntimeLifecycle workrowWorkerRuntime(DataSource dataSource, JobStore store, PayloadCodec codec,
             WorkrowSettings settings, QueueHandlerBeanPostProcessor handlers,
             ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
-            ObjectProvider<JobObserver> observer) {
+            ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
@@ -55,6 +56,8 @@ public final class WorkrowWorkerAutoConfiguration {
                     .listenNotify(properties.isListenNotify())
                     .metrics(metrics.getIfAvailable(() -> QueueMetrics.NOOP))
                     .observer(observer.getIfAvailable(() -> JobObserver.NOOP));
+            // An ErrorDescriber bean replaces how exceptions become last_error: the redaction hook.
+            errorDescriber.ifAvailable(builder::errorDescriber);
             for (HandlerMethod handler : handlers.handlers()) {
                 HandlerTransaction transaction = handler.isTransactional()
                         ? new SpringHandlerTransaction(transactionManagerFor(handler, transactionManager),

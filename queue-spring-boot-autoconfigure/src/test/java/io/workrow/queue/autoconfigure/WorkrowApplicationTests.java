@@ -254,6 +254,19 @@ class WorkrowApplicationTests {
     }
 
     @Test
+    void anErrorDescriberBeanRedactsWhatReachesLastError() {
+        runner.withBean(TunedHandlers.class)
+                .withBean(io.workrow.queue.worker.ErrorDescriber.class,
+                        () -> error -> error.getClass().getSimpleName() + ": [redacted]")
+                .withPropertyValues("workrow.queues.flaky.max-attempts=1")
+                .run(context -> {
+                    long id = context.getBean(JobQueue.class).enqueue("flaky", new Receipt(1, "secret@example.com"));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> "dead".equals(status(id)));
+                    assertThat(row(id).get("last_error")).isEqualTo("IllegalStateException: [redacted]");
+                });
+    }
+
+    @Test
     void contextShutdownWithHandlersInFlightReleasesHeldJobs() throws Exception {
         long[] id = new long[1];
         runner.withBean(BlockingHandlers.class).withPropertyValues("workrow.shutdown-timeout=300ms").run(context -> {

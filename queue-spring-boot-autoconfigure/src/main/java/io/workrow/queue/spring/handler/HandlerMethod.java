@@ -18,7 +18,6 @@ import org.springframework.util.ReflectionUtils;
 public final class HandlerMethod implements JobHandler<Object> {
 
     private final String queue;
-    private final String beanName;
     private final Object bean;
     private final Method invocable;
     private final Type payloadType;
@@ -30,7 +29,6 @@ public final class HandlerMethod implements JobHandler<Object> {
     private HandlerMethod(String queue, String beanName, Object bean, Method method, Type payloadType,
             int payloadIndex, int contextIndex, boolean transactional) {
         this.queue = queue;
-        this.beanName = beanName;
         this.bean = bean;
         this.invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
         ReflectionUtils.makeAccessible(invocable);
@@ -107,10 +105,6 @@ public final class HandlerMethod implements JobHandler<Object> {
 
     public String queue() {
         return queue;
-    }
-
-    public String beanName() {
-        return beanName;
     }
 
     public Type payloadType() {
