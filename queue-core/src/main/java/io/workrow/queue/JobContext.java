@@ -5,7 +5,14 @@ import java.time.Instant;
 
 /**
  * The running job as its handler sees it. Methods that write to the job are fenced by the lease:
- * they throw {@link JobLeaseLostException} when this worker no longer holds the job.
+ * they throw {@link JobLeaseLostException} when this worker no longer holds the job. They commit
+ * on their own, outside any transaction the handler has open.
+ *
+ * <p>The runtime renews the lease while the handler runs. When a renewal finds the job gone (the
+ * lease expired while this JVM was frozen or cut off, and the sweeper gave it to another worker)
+ * or cancelled, the handler's thread is interrupted and {@link #isLeaseLost()} turns true; what
+ * the handler returns then is not recorded. Long handlers that do not block interruptibly should
+ * check it between steps.
  */
 public interface JobContext {
 
@@ -31,12 +38,28 @@ public interface JobContext {
     /** When the job became due. */
     Instant runAt();
 
-    /** Moves the lease expiry to {@code lease} from now (a heartbeat for long work). */
+    /**
+     * Moves the lease expiry to {@code lease} from now, and has every later renewal of this run
+     * ask for at least that long. Renewal is automatic; this is for a run that wants a longer
+     * lease than its queue's.
+     */
     void extendLease(Duration lease);
 
     /** The step saved by an earlier attempt, or {@code null}: where a multi-step job resumes. */
     String step();
 
-    /** Records that the job reached {@code step}, so a retry can resume from there. */
+    /**
+     * Records that the job reached {@code step}, so a retry can resume from there. It commits at
+     * once and stays even when the handler then throws or its transaction rolls back.
+     */
     void saveStep(String step);
+
+    /**
+     * Whether this worker no longer holds the job: its lease was lost or it was cancelled. The
+     * handler's thread has been interrupted; stop working, nothing more is recorded.
+     */
+    boolean isLeaseLost();
+
+    /** Whether an operator cancelled the job while it ran (then {@link #isLeaseLost()} is true too). */
+    boolean isCancelled();
 }

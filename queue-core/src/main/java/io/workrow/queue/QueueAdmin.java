@@ -22,17 +22,21 @@ public interface QueueAdmin {
      */
     List<JobSummary> deadJobs(String queue, String errorText, int limit);
 
-    /** Puts these dead jobs back to pending with fresh attempts, due now; returns how many moved. */
-    int retryDead(Collection<Long> ids);
+    /**
+     * Puts these dead jobs of {@code queue} back to pending with fresh attempts, due now; ids of
+     * other queues are left alone. Returns how many moved.
+     */
+    int retryDead(String queue, Collection<Long> ids);
 
     /** Retries every dead job of {@code queue} whose last error contains {@code errorText}. */
     int retryDead(String queue, String errorText);
 
     /**
-     * Cancels a pending or running job. A running handler is not interrupted, but its result can
-     * no longer be recorded. Returns false when the job was already finished or does not exist.
+     * Cancels a pending or running job of {@code queue}. A running handler is interrupted at once
+     * (its {@code JobContext} reports it cancelled) and its result is not recorded. Returns false
+     * when the job was already finished, does not exist or belongs to another queue.
      */
-    boolean cancel(long id);
+    boolean cancel(String queue, long id);
 
     /**
      * Pauses a queue on every node sharing the database, across restarts: no node claims its

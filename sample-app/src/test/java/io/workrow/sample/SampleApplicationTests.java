@@ -114,8 +114,8 @@ class SampleApplicationTests {
                 .contains("\"queue\":\"send-receipt\""));
         JsonNode health = get("/actuator/health");
         assertThat(health.get("components").get("workrow").get("status").asString()).isEqualTo("UP");
-        assertThat(health.get("components").get("workrow").get("details").get("listener").asString())
-                .isEqualTo("connected");
+        assertThat(health.get("components").get("workrow").get("details").get("wakeUps").asString())
+                .isEqualTo("listening");
 
         HttpResponse<String> paused = post("/actuator/workrow/send-receipt/pause", "{\"reason\":\"test\"}");
         assertThat(paused.statusCode()).isEqualTo(200);

@@ -37,12 +37,12 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
-    public int retryDead(Collection<Long> ids) {
+    public int retryDead(String queue, Collection<Long> ids) {
         if (ids.isEmpty()) {
             return 0;
         }
-        int retried = store.retryDead(ids, null, null);
-        log.info("Retried {} dead jobs by id: ids={}", retried, ids);
+        int retried = store.retryDead(ids, QueueNames.check(queue), null);
+        log.info("Retried {} dead jobs of queue={} by id: ids={}", retried, queue, ids);
         return retried;
     }
 
@@ -55,10 +55,10 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
-    public boolean cancel(long id) {
-        boolean cancelled = store.cancel(id);
+    public boolean cancel(String queue, long id) {
+        boolean cancelled = store.cancel(QueueNames.check(queue), id);
         if (cancelled) {
-            log.info("job={} cancelled", id);
+            log.info("job={} queue={} cancelled", id, queue);
         }
         return cancelled;
     }

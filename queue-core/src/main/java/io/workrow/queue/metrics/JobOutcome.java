@@ -12,9 +12,21 @@ public enum JobOutcome {
     /** The handler discarded the job (or its payload was unreadable): dead at once. */
     DISCARDED,
     /** The worker lost the lease before it could record the result; nothing was recorded. */
-    LEASE_LOST;
+    LEASE_LOST,
+    /** An operator cancelled the job while its handler ran; the handler was interrupted. */
+    CANCELLED,
+    /** Shutdown interrupted the handler (or it never started) and the job went back to pending. */
+    RELEASED,
+    /**
+     * The outcome could not be written before the runtime stopped (the database stayed
+     * unreachable): the lease expires and the job runs again.
+     */
+    UNRECORDED;
 
-    /** The tag value: {@code success}, {@code failure}, {@code discarded}, {@code lease_lost}. */
+    /**
+     * The tag value: {@code success}, {@code failure}, {@code discarded}, {@code lease_lost},
+     * {@code cancelled}, {@code released}, {@code unrecorded}.
+     */
     public String tagValue() {
         return name().toLowerCase(Locale.ROOT);
     }

@@ -6,7 +6,6 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Creates and upgrades Workrow's tables with Workrow's own Flyway instance.
@@ -32,19 +31,6 @@ public final class WorkrowMigrations {
     public WorkrowMigrations(DataSource dataSource, SqlIdentifier schema) {
         this.dataSource = dataSource;
         this.schema = schema;
-    }
-
-    /**
-     * The schema the connection resolves unqualified names to ({@code current_schema()}), checked
-     * like a configured one: Workrow's default when no schema is configured.
-     */
-    public static SqlIdentifier currentSchema(DataSource dataSource) {
-        String name = new JdbcTemplate(dataSource).queryForObject("SELECT current_schema()", String.class);
-        if (name == null) {
-            throw new IllegalStateException("The connection has no current schema (its search_path names no "
-                    + "existing schema); set the Workrow schema explicitly");
-        }
-        return SqlIdentifier.of("current_schema()", name);
     }
 
     /** Applies pending migrations to the schema, creating it if needed, and returns how many ran. */

@@ -10,7 +10,9 @@ package io.workrow.queue.store;
  * {@code id} and {@code lease_token}. The table's check constraint
  * {@code workrow_job_token_only_while_running} makes a token exist exactly while the job is
  * {@code running} (every transition out of running clears it, and each claim draws a new one), so
- * the token match is the whole fence. The statements deliberately do not add
+ * the token match is the whole fence. The batch statements a runtime runs on its own
+ * ({@code *_MANY}, renewals) lock the rows they change with {@code SKIP LOCKED}: a row another
+ * session holds is never waited on, and {@link #JOB_HOLDERS} says whether it is still ours. The statements deliberately do not add
  * {@code status = 'running'}: that predicate lets the planner pick the partial lease index, which
  * under heavy churn is full of dead entries, instead of the primary key; measured, completion
  * throughput fell from thousands to hundreds of jobs per second over a 100,000-job drain.
@@ -28,7 +30,9 @@ final class JobSql {
      * Inserts many jobs in one round trip from parallel arrays. {@code ORDER BY ord} makes the
      * identity values follow input order, which is how ids are matched back to requests without
      * idempotency keys. A conflicting idempotency key inserts nothing and returns nothing; the
-     * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}.
+     * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from
+     * this statement ({@code statement_timestamp()}), not from the start of the enqueueing
+     * transaction, which may be long before.
      * Served by workrow_job_idempotency_idx for the conflict check.
      */
     static final String JOB_INSERT_MANY = """
@@ -37,7 +41,7 @@ final class JobSql {
             SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
                    input.idempotency_key, input.payload::jsonb, input.headers::jsonb,
                    coalesce(input.run_at::timestamptz,
-                            now() + coalesce(input.delay_ms, 0) * interval '1 millisecond'),
+                            statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond'),
                    input.max_attempts
             FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
                         ?::text[], ?::bigint[], ?::int[])
@@ -94,53 +98,105 @@ final class JobSql {
             """;
 
     /**
-     * Completes many jobs in one statement, each fenced by its own token: a row whose lease this
-     * worker lost is not updated and not returned, so the caller sees every lost lease.
+     * Completes many jobs in one statement, each fenced by its own token. Rows locked by another
+     * session are skipped, not waited on, so one row held in a long transaction (an operator's
+     * psql session, say) never stalls the other completions; the caller tells a skipped row from a
+     * lost lease with {@link #JOB_HOLDERS} and tries the skipped one again. Served by the primary
+     * key: the join starts from the unnest and looks each id up.
      */
     static final String JOB_COMPLETE_MANY = """
+            WITH held AS (
+                SELECT job.id
+                FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
+                JOIN {job} AS job ON job.id = done.id AND job.lease_token = done.token
+                FOR UPDATE OF job SKIP LOCKED
+            )
             UPDATE {job} AS job
             SET status = 'completed',
                 finished_at = clock_timestamp(),
                 updated_at = clock_timestamp(),
                 lease_expires_at = NULL,
                 lease_token = NULL
-            FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
-            WHERE job.id = done.id AND job.lease_token = done.token
+            FROM held
+            WHERE job.id = held.id
             RETURNING job.id
             """;
 
     /**
-     * Records a failed attempt, fenced. With attempts left the job goes back to pending with its
-     * due time moved forward by the backoff (a field, not a sleep, so the claim predicate stays the
-     * same); otherwise it is dead. Returns the new status; no row means the lease was lost.
+     * Completes one job inside a transactional handler's transaction, fenced. Unlike
+     * {@link #JOB_COMPLETE_MANY} it waits for a row lock (a lease renewal holds one for a moment):
+     * skipping would roll back the handler's work for nothing.
      */
-    static final String JOB_FAIL = """
+    static final String JOB_COMPLETE = """
             UPDATE {job}
-            SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
-                run_at = CASE WHEN attempts >= max_attempts THEN run_at
-                              ELSE clock_timestamp() + ? * interval '1 millisecond' END,
-                finished_at = CASE WHEN attempts >= max_attempts THEN clock_timestamp() END,
-                claimed_by = CASE WHEN attempts >= max_attempts THEN claimed_by END,
-                last_error = ?,
-                last_error_at = clock_timestamp(),
+            SET status = 'completed',
+                finished_at = clock_timestamp(),
+                updated_at = clock_timestamp(),
                 lease_expires_at = NULL,
-                lease_token = NULL,
-                updated_at = clock_timestamp()
+                lease_token = NULL
             WHERE id = ? AND lease_token = ?
-            RETURNING status
             """;
 
-    /** Sends a job straight to dead (discarded or unreadable payload), fenced. */
-    static final String JOB_DISCARD = """
-            UPDATE {job}
-            SET status = 'dead',
-                finished_at = clock_timestamp(),
-                last_error = ?,
+    /**
+     * Records many failed attempts in one statement, each fenced by its own token and skipping
+     * rows locked elsewhere (see {@link #JOB_COMPLETE_MANY}). A job with attempts left goes back to
+     * pending with its due time moved forward by its retry delay (a field, not a sleep, so the
+     * claim predicate stays the same); a job out of attempts, or discarded, is dead and keeps its
+     * last owner for the record. Returns each recorded id with its new status.
+     */
+    static final String JOB_FAIL_MANY = """
+            WITH held AS (
+                SELECT job.id, failed.error, failed.retry_delay_ms,
+                       failed.discard OR job.attempts >= job.max_attempts AS dead
+                FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::boolean[])
+                     AS failed(id, token, error, retry_delay_ms, discard)
+                JOIN {job} AS job ON job.id = failed.id AND job.lease_token = failed.token
+                FOR UPDATE OF job SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET status = CASE WHEN held.dead THEN 'dead' ELSE 'pending' END,
+                run_at = CASE WHEN held.dead THEN job.run_at
+                              ELSE clock_timestamp() + held.retry_delay_ms * interval '1 millisecond' END,
+                finished_at = CASE WHEN held.dead THEN clock_timestamp() END,
+                claimed_by = CASE WHEN held.dead THEN job.claimed_by END,
+                last_error = held.error,
                 last_error_at = clock_timestamp(),
                 lease_expires_at = NULL,
                 lease_token = NULL,
                 updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ?
+            FROM held
+            WHERE job.id = held.id
+            RETURNING job.id, job.status
+            """;
+
+    /**
+     * Who holds these jobs now: for ids a batch statement did not match, tells a row that was only
+     * locked (its token still matches: try again) from a lost lease or a cancellation. A plain
+     * read, so it never waits on a lock. Served by the primary key.
+     */
+    static final String JOB_HOLDERS = """
+            SELECT job.id, job.status, job.lease_token
+            FROM unnest(?::bigint[]) AS wanted(id)
+            JOIN {job} AS job ON job.id = wanted.id
+            """;
+
+    /**
+     * Renews the leases of every job one runtime holds, in one statement: each row's expiry moves
+     * to its own lease from the database's current time. Fenced by token; rows locked elsewhere are
+     * skipped and told apart with {@link #JOB_HOLDERS}. Served by the primary key.
+     */
+    static final String JOB_RENEW_LEASES = """
+            WITH held AS (
+                SELECT job.id, renewal.lease_ms
+                FROM unnest(?::bigint[], ?::bigint[], ?::bigint[]) AS renewal(id, token, lease_ms)
+                JOIN {job} AS job ON job.id = renewal.id AND job.lease_token = renewal.token
+                FOR UPDATE OF job SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET lease_expires_at = clock_timestamp() + held.lease_ms * interval '1 millisecond'
+            FROM held
+            WHERE job.id = held.id
+            RETURNING job.id
             """;
 
     /** Heartbeat: moves the lease expiry forward from the database's current time, fenced. */
@@ -160,39 +216,66 @@ final class JobSql {
             """;
 
     /**
-     * Hands jobs back at shutdown, fenced: pending again at once, no owner, and the attempt this
-     * claim counted is given back, because the worker stopped rather than the job failing.
+     * Hands jobs back at shutdown, fenced and skipping locked rows: pending again at once, with no
+     * owner. A job whose handler never started gets its attempt back ({@code give_back}); one whose
+     * handler was interrupted keeps it, so a job that always outlives the shutdown timeout still
+     * moves toward retirement, and is dead here when that was its last attempt.
      */
     static final String JOB_RELEASE_MANY = """
+            WITH held AS (
+                SELECT job.id, released.give_back,
+                       NOT released.give_back AND job.attempts >= job.max_attempts AS dead
+                FROM unnest(?::bigint[], ?::bigint[], ?::boolean[]) AS released(id, token, give_back)
+                JOIN {job} AS job ON job.id = released.id AND job.lease_token = released.token
+                FOR UPDATE OF job SKIP LOCKED
+            )
             UPDATE {job} AS job
-            SET status = 'pending',
-                attempts = greatest(job.attempts - 1, 0),
-                claimed_by = NULL,
+            SET status = CASE WHEN held.dead THEN 'dead' ELSE 'pending' END,
+                attempts = CASE WHEN held.give_back THEN greatest(job.attempts - 1, 0) ELSE job.attempts END,
+                finished_at = CASE WHEN held.dead THEN clock_timestamp() END,
+                last_error = CASE WHEN held.give_back THEN job.last_error
+                                  ELSE 'interrupted by shutdown of ' || job.claimed_by END,
+                last_error_at = CASE WHEN held.give_back THEN job.last_error_at ELSE clock_timestamp() END,
+                claimed_by = CASE WHEN held.dead THEN job.claimed_by END,
                 lease_expires_at = NULL,
                 lease_token = NULL,
                 updated_at = clock_timestamp()
-            FROM unnest(?::bigint[], ?::bigint[]) AS held(id, token)
-            WHERE job.id = held.id AND job.lease_token = held.token
-            RETURNING job.id
+            FROM held
+            WHERE job.id = held.id
+            RETURNING job.id, job.status
             """;
 
     /**
      * Returns jobs whose lease expired to pending, or to dead when their attempts are spent, and
-     * clears the owner. Served by workrow_job_lease_idx. SKIP LOCKED lets every node run the
-     * sweeper at once without waiting on each other or moving a row twice.
+     * clears the owner. A recovered job waits its queue's backoff before it runs again (the
+     * per-queue arrays, else the default backoff): a job that kills its worker must not take the
+     * next node down at once. Its {@code run_at} becomes that new due time, so queue lag counts
+     * from when it is due again, not from its first due time. Served by workrow_job_lease_idx
+     * (the stable {@code statement_timestamp()} can be its index condition). SKIP LOCKED lets
+     * every node run the sweeper at once without waiting on each other or moving a row twice.
      */
     static final String JOB_SWEEP_EXPIRED_LEASES = """
             WITH expired AS (
-                SELECT id, claimed_by
+                SELECT id, queue, claimed_by
                 FROM {job}
-                WHERE status = 'running' AND lease_expires_at < clock_timestamp()
+                WHERE status = 'running' AND lease_expires_at < statement_timestamp()
                 ORDER BY lease_expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
+            ), backoff AS (
+                SELECT *
+                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[])
+                     AS queue_backoff(queue, initial_ms, multiplier, max_ms, jitter)
             )
             UPDATE {job} AS job
             SET status = CASE WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'pending' END,
                 finished_at = CASE WHEN job.attempts >= job.max_attempts THEN clock_timestamp() END,
+                run_at = CASE WHEN job.attempts >= job.max_attempts THEN job.run_at
+                              ELSE clock_timestamp() + interval '1 millisecond'
+                                   * least(coalesce(backoff.max_ms, ?::bigint),
+                                           coalesce(backoff.initial_ms, ?::bigint)
+                                           * power(coalesce(backoff.multiplier, ?::float8), greatest(job.attempts - 1, 0)))
+                                   * (1 + coalesce(backoff.jitter, ?::float8) * (2 * random() - 1)) END,
                 last_error = 'lease expired while held by ' || expired.claimed_by,
                 last_error_at = clock_timestamp(),
                 claimed_by = NULL,
@@ -200,6 +283,7 @@ final class JobSql {
                 lease_token = NULL,
                 updated_at = clock_timestamp()
             FROM expired
+            LEFT JOIN backoff ON backoff.queue = expired.queue
             WHERE job.id = expired.id
             RETURNING job.id, job.queue, job.status, expired.claimed_by AS previous_owner,
                       job.attempts, job.max_attempts
@@ -207,7 +291,8 @@ final class JobSql {
 
     /**
      * Moves pending jobs whose attempts reached max_attempts to dead (for example after an operator
-     * lowered max_attempts). Scans workrow_job_claim_idx, which holds pending rows only.
+     * lowered max_attempts). Served by workrow_job_exhausted_idx, which holds only such rows and
+     * so is empty nearly always: every node runs this often, and must not read the backlog.
      */
     static final String JOB_RETIRE_EXHAUSTED = """
             WITH exhausted AS (
@@ -230,14 +315,19 @@ final class JobSql {
 
     /**
      * Deletes one batch of finished jobs of one status older than the retention. Served by
-     * workrow_job_finished_idx; small batches keep each delete's locks and WAL short.
+     * workrow_job_finished_idx (status, finished_at): the literal status list repeats the index's
+     * predicate so that a generic plan, where the status is only a parameter, can still use it, and
+     * the cutoff uses the stable {@code statement_timestamp()}, since a volatile
+     * {@code clock_timestamp()} cannot be an index condition. Small batches keep each delete's
+     * locks and WAL short.
      */
     static final String JOB_PRUNE_FINISHED = """
             DELETE FROM {job}
             WHERE id IN (
                 SELECT id
                 FROM {job}
-                WHERE status = ? AND finished_at < clock_timestamp() - ? * interval '1 millisecond'
+                WHERE status IN ('completed', 'dead', 'cancelled')
+                  AND status = ? AND finished_at < statement_timestamp() - ? * interval '1 millisecond'
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             )
@@ -271,6 +361,14 @@ final class JobSql {
             SELECT queue, 'dead', count(*), 0 FROM {job} WHERE status = 'dead' GROUP BY queue
             """;
 
+    /**
+     * Whether the database answers and Workrow's table is there and readable: a health probe that
+     * reads no rows (LIMIT 0 plans the scan and never runs it).
+     */
+    static final String JOB_TABLE_CHECK = """
+            SELECT 1 FROM {job} LIMIT 0
+            """;
+
     /** Pauses a queue on every node; pausing again replaces the reason. */
     static final String QUEUE_PAUSE = """
             INSERT INTO {pause} (queue, reason) VALUES (?, ?)
@@ -282,7 +380,7 @@ final class JobSql {
             WITH resumed AS (
                 DELETE FROM {pause} WHERE queue = ? RETURNING queue
             )
-            SELECT queue, pg_notify('workrow_job_inserted', queue) FROM resumed
+            SELECT queue, pg_notify({channel}, queue) FROM resumed
             """;
 
     /** The paused queues. */
@@ -316,22 +414,35 @@ final class JobSql {
                   AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
                 RETURNING queue
             ), woken AS (
-                SELECT pg_notify('workrow_job_inserted', queue) FROM (SELECT DISTINCT queue FROM retried) AS q
+                SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS q
             )
             SELECT (SELECT count(*) FROM retried) AS retried, (SELECT count(*) FROM woken) AS queues
             """;
 
-    /** Cancels a pending or running job; clearing the token fences out a running handler's result. */
+    /**
+     * Cancels a pending or running job of one queue. Clearing the token fences out a running
+     * handler's result; the notification ({@code cancel:<id>}, which no queue name can be) tells
+     * the runtime holding it to interrupt the handler at once rather than at its next renewal.
+     */
     static final String JOB_CANCEL = """
-            UPDATE {job}
-            SET status = 'cancelled', finished_at = clock_timestamp(), lease_expires_at = NULL, lease_token = NULL,
-                updated_at = clock_timestamp()
-            WHERE id = ? AND status IN ('pending', 'running')
+            WITH target AS (
+                SELECT id, status FROM {job} WHERE id = ? AND queue = ? FOR UPDATE
+            ), cancelled AS (
+                UPDATE {job} AS job
+                SET status = 'cancelled', finished_at = clock_timestamp(), lease_expires_at = NULL,
+                    lease_token = NULL, updated_at = clock_timestamp()
+                FROM target
+                WHERE job.id = target.id AND target.status IN ('pending', 'running')
+                RETURNING job.id, target.status AS previous_status
+            )
+            SELECT id, CASE WHEN previous_status = 'running' THEN pg_notify({channel}, 'cancel:' || id) END
+            FROM cancelled
             """;
 
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
-        return sql.replace("{job}", schema.quoted() + ".workrow_job")
+        return sql.replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
+                .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
                 .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");

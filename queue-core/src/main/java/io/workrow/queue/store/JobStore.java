@@ -16,19 +16,22 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCreator;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.RowMapper;
 
 /**
  * Runs Workrow's statements ({@link JobSql}), one method per statement with the same name.
  *
- * <p>Every method runs on the given {@link DataSource} through {@link JdbcTemplate}, so it joins the
- * caller's Spring-managed transaction when there is one and runs in its own short transaction
- * otherwise. Methods that update a held job are fenced by its token and say whether they matched.
+ * <p>Every method runs on the given {@link DataSource} through {@link JdbcTemplate}. The producer's
+ * and the operator's statements, and a transactional handler's completion, join the caller's
+ * Spring-managed transaction when there is one. The statements the runtime runs from its own
+ * threads (claims, results, renewals, steps, maintenance) never run inside an application
+ * transaction and are bounded by a statement timeout, so a lock held elsewhere cannot hang them.
+ * Methods that update a held job are fenced by its token and say whether they matched.
  */
 public final class JobStore {
 
@@ -45,20 +48,30 @@ public final class JobStore {
             rs.getLong("lease_token"),
             instant(rs, "run_at"));
 
+    /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
+    public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** Joins the caller's transaction: enqueue, admin, a transactional handler's completion. */
     private final JdbcTemplate jdbc;
+    /** For Workrow's own threads, which never run inside an application transaction; timed out. */
+    private final JdbcTemplate worker;
     private final SqlIdentifier schema;
+    private final String channel;
     private final String insertMany;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final String completeMany;
-    private final String fail;
-    private final String discard;
+    private final String complete;
+    private final String failMany;
+    private final String holders;
+    private final String renewLeases;
     private final String extendLease;
     private final String saveStep;
     private final String releaseMany;
     private final String sweepExpiredLeases;
     private final String retireExhausted;
     private final String pruneFinished;
+    private final String tableCheck;
     private final String queueStats;
     private final String queueDepth;
     private final String queuePause;
@@ -69,20 +82,34 @@ public final class JobStore {
     private final String cancel;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
+        this(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
+    }
+
+    /**
+     * @param statementTimeout the longest any statement of Workrow's own threads may run, waits for
+     *     locks included (a JDBC query timeout; whole seconds, at least one)
+     */
+    public JobStore(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout) {
         this.jdbc = new JdbcTemplate(dataSource);
+        this.worker = new JdbcTemplate(dataSource);
+        this.worker.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.schema = schema;
+        this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
         this.completeMany = JobSql.render(JobSql.JOB_COMPLETE_MANY, schema);
-        this.fail = JobSql.render(JobSql.JOB_FAIL, schema);
-        this.discard = JobSql.render(JobSql.JOB_DISCARD, schema);
+        this.complete = JobSql.render(JobSql.JOB_COMPLETE, schema);
+        this.failMany = JobSql.render(JobSql.JOB_FAIL_MANY, schema);
+        this.holders = JobSql.render(JobSql.JOB_HOLDERS, schema);
+        this.renewLeases = JobSql.render(JobSql.JOB_RENEW_LEASES, schema);
         this.extendLease = JobSql.render(JobSql.JOB_EXTEND_LEASE, schema);
         this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
         this.releaseMany = JobSql.render(JobSql.JOB_RELEASE_MANY, schema);
         this.sweepExpiredLeases = JobSql.render(JobSql.JOB_SWEEP_EXPIRED_LEASES, schema);
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
+        this.tableCheck = JobSql.render(JobSql.JOB_TABLE_CHECK, schema);
         this.queueStats = JobSql.render(JobSql.QUEUE_STATS, schema);
         this.queueDepth = JobSql.render(JobSql.QUEUE_DEPTH, schema);
         this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
@@ -96,6 +123,11 @@ public final class JobStore {
     /** The schema this store's statements address. */
     public SqlIdentifier schema() {
         return schema;
+    }
+
+    /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
+    public String notifyChannel() {
+        return channel;
     }
 
     /**
@@ -168,54 +200,123 @@ public final class JobStore {
 
     /** Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}. */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
-        return jdbc.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
-    }
-
-    /** Completes jobs in one statement; returns the ids that were still held (the rest lost their lease). */
-    public Set<Long> completeMany(Collection<HeldJob> jobs) {
-        return heldMany(completeMany, jobs);
+        return worker.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
     }
 
     /**
-     * Records a failed attempt. Returns the job's new status ({@code PENDING} to retry after
-     * {@code retryDelay}, or {@code DEAD}), or empty when the lease was lost.
+     * Completes jobs in one statement; returns the ids completed. An id not returned lost its lease
+     * or was locked by another session: {@link #holders} tells which.
      */
-    public Optional<JobStatus> fail(HeldJob job, String error, Duration retryDelay) {
-        List<String> status = jdbc.queryForList(fail, String.class,
-                retryDelay.toMillis(), error, job.id(), job.leaseToken());
-        return status.stream().findFirst().map(JobStatus::fromColumn);
+    public Set<Long> completeMany(Collection<HeldJob> jobs) {
+        if (jobs.isEmpty()) {
+            return Set.of();
+        }
+        List<HeldJob> list = List.copyOf(jobs);
+        return new HashSet<>(worker.query(arrays(completeMany,
+                column(list, "int8", HeldJob::id),
+                column(list, "int8", HeldJob::leaseToken)), (rs, row) -> rs.getLong(1)));
     }
 
-    /** Sends a held job to dead at once; false when the lease was lost. */
-    public boolean discard(HeldJob job, String error) {
-        return jdbc.update(discard, error, job.id(), job.leaseToken()) == 1;
+    /**
+     * Completes one job in the caller's transaction (a transactional handler's), waiting for a row
+     * lock rather than skipping; false when the lease was lost.
+     */
+    public boolean complete(HeldJob job) {
+        return jdbc.update(complete, job.id(), job.leaseToken()) == 1;
+    }
+
+    /**
+     * Records failed attempts in one statement; returns each recorded id with its new status
+     * ({@code PENDING} to retry, or {@code DEAD}). An id not returned lost its lease or was locked.
+     */
+    public Map<Long, JobStatus> failMany(Collection<JobFailure> failures) {
+        if (failures.isEmpty()) {
+            return Map.of();
+        }
+        List<JobFailure> list = List.copyOf(failures);
+        return statuses(worker.query(arrays(failMany,
+                column(list, "int8", JobFailure::id),
+                column(list, "int8", JobFailure::leaseToken),
+                column(list, "text", JobFailure::error),
+                column(list, "int8", failure -> failure.retryDelay().toMillis()),
+                column(list, "bool", JobFailure::discard)), IdStatus.MAPPER));
+    }
+
+    /** The status and token of each job that exists, read without waiting on locks. */
+    public Map<Long, JobHolder> holders(Collection<Long> ids) {
+        if (ids.isEmpty()) {
+            return Map.of();
+        }
+        List<Long> list = List.copyOf(ids);
+        Map<Long, JobHolder> found = new HashMap<>();
+        worker.query(arrays(holders, column(list, "int8", id -> id)), (RowCallbackHandler) rs -> {
+            long token = rs.getLong("lease_token");
+            found.put(rs.getLong("id"), new JobHolder(rs.getLong("id"), JobStatus.fromColumn(rs.getString("status")),
+                    rs.wasNull() ? null : token));
+        });
+        return found;
+    }
+
+    /** Renews the leases of held jobs in one statement; returns the ids renewed. */
+    public Set<Long> renewLeases(Collection<LeaseRenewal> renewals) {
+        if (renewals.isEmpty()) {
+            return Set.of();
+        }
+        List<LeaseRenewal> list = List.copyOf(renewals);
+        return new HashSet<>(worker.query(arrays(renewLeases,
+                column(list, "int8", LeaseRenewal::id),
+                column(list, "int8", LeaseRenewal::leaseToken),
+                column(list, "int8", renewal -> renewal.lease().toMillis())), (rs, row) -> rs.getLong(1)));
     }
 
     /** Sets the lease to expire {@code lease} from now; false when the lease was lost. */
     public boolean extendLease(HeldJob job, Duration lease) {
-        return jdbc.update(extendLease, lease.toMillis(), job.id(), job.leaseToken()) == 1;
+        return worker.update(extendLease, lease.toMillis(), job.id(), job.leaseToken()) == 1;
     }
 
-    /** Records the step a held job reached; false when the lease was lost. */
+    /** Records the step a held job reached, in a statement of its own; false when the lease was lost. */
     public boolean saveStep(HeldJob job, String step) {
-        return jdbc.update(saveStep, step, job.id(), job.leaseToken()) == 1;
+        return worker.update(saveStep, step, job.id(), job.leaseToken()) == 1;
     }
 
-    /** Returns held jobs to pending with no owner; returns the ids released. */
-    public Set<Long> releaseMany(Collection<HeldJob> jobs) {
-        return heldMany(releaseMany, jobs);
+    /** Returns held jobs to pending (or dead) with no owner; returns each released id with its new status. */
+    public Map<Long, JobStatus> releaseMany(Collection<JobRelease> releases) {
+        if (releases.isEmpty()) {
+            return Map.of();
+        }
+        List<JobRelease> list = List.copyOf(releases);
+        return statuses(worker.query(arrays(releaseMany,
+                column(list, "int8", JobRelease::id),
+                column(list, "int8", JobRelease::leaseToken),
+                column(list, "bool", JobRelease::giveBack)), IdStatus.MAPPER));
     }
 
-    /** Recovers up to {@code limit} jobs whose lease expired. */
-    public List<MovedJob> sweepExpiredLeases(int limit) {
-        return jdbc.query(sweepExpiredLeases, (rs, row) -> new MovedJob(
+    /**
+     * Recovers up to {@code limit} jobs whose lease expired; each waits its queue's backoff
+     * ({@code backoffs}, else {@code fallback}) before it is due again.
+     */
+    public List<MovedJob> sweepExpiredLeases(int limit, List<BackoffRule> backoffs, BackoffRule fallback) {
+        return worker.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
+            statement.setInt(1, limit);
+            statement.setArray(2, connection.createArrayOf("text", backoffs.stream().map(BackoffRule::queue).toArray()));
+            statement.setArray(3, connection.createArrayOf("int8", backoffs.stream().map(BackoffRule::initialMillis).toArray()));
+            statement.setArray(4, connection.createArrayOf("float8", backoffs.stream().map(BackoffRule::multiplier).toArray()));
+            statement.setArray(5, connection.createArrayOf("int8", backoffs.stream().map(BackoffRule::maxMillis).toArray()));
+            statement.setArray(6, connection.createArrayOf("float8", backoffs.stream().map(BackoffRule::jitter).toArray()));
+            statement.setLong(7, fallback.maxMillis());
+            statement.setLong(8, fallback.initialMillis());
+            statement.setDouble(9, fallback.multiplier());
+            statement.setDouble(10, fallback.jitter());
+            return statement;
+        }, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
-                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner")), limit);
+                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner")));
     }
 
     /** Moves up to {@code limit} pending jobs with no attempts left to dead. */
     public List<MovedJob> retireExhausted(int limit) {
-        return jdbc.query(retireExhausted, (rs, row) -> new MovedJob(
+        return worker.query(retireExhausted, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD,
                 rs.getInt("attempts"), rs.getInt("max_attempts"), null), limit);
     }
@@ -225,7 +326,12 @@ public final class JobStore {
         if (!status.isFinished()) {
             throw new IllegalArgumentException("Only finished jobs are pruned, not " + status);
         }
-        return jdbc.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
+        return worker.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
+    }
+
+    /** Runs the table check; throws when the database or Workrow's table cannot be reached. */
+    public void tableCheck() {
+        worker.query(tableCheck, (RowCallbackHandler) rs -> { });
     }
 
     /** Counts by status per queue, from the workrow_queue_stats view. */
@@ -240,7 +346,7 @@ public final class JobStore {
     public List<QueueDepth> queueDepth() {
         Map<String, long[]> counts = new java.util.TreeMap<>();
         Map<String, Double> lags = new HashMap<>();
-        jdbc.query(queueDepth, (org.springframework.jdbc.core.RowCallbackHandler) rs -> {
+        worker.query(queueDepth, (RowCallbackHandler) rs -> {
             long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[3]);
             switch (rs.getString("status")) {
                 case "pending" -> {
@@ -300,19 +406,18 @@ public final class JobStore {
         }, (rs, row) -> rs.getInt("retried")).get(0);
     }
 
-    /** Cancels a pending or running job; false when it was finished or absent. */
-    public boolean cancel(long id) {
-        return jdbc.update(cancel, id) == 1;
+    /**
+     * Cancels a pending or running job of {@code queue}; false when it was finished, absent or of
+     * another queue. A running job's holder is notified so it interrupts the handler.
+     */
+    public boolean cancel(String queue, long id) {
+        return !jdbc.query(cancel, (rs, row) -> rs.getLong("id"), id, queue).isEmpty();
     }
 
-    private Set<Long> heldMany(String sql, Collection<HeldJob> jobs) {
-        if (jobs.isEmpty()) {
-            return Set.of();
-        }
-        List<HeldJob> list = List.copyOf(jobs);
-        return new HashSet<>(jdbc.query(arrays(sql,
-                column(list, "int8", HeldJob::id),
-                column(list, "int8", HeldJob::leaseToken)), (rs, row) -> rs.getLong(1)));
+    private static Map<Long, JobStatus> statuses(List<IdStatus> rows) {
+        Map<Long, JobStatus> statuses = new HashMap<>();
+        rows.forEach(row -> statuses.put(row.id(), row.status()));
+        return statuses;
     }
 
     private static PreparedStatementCreator arrays(String sql, ArrayColumn... columns) {
@@ -349,6 +454,11 @@ public final class JobStore {
     }
 
     private record QueueKey(String queue, String idempotencyKey) {
+    }
+
+    private record IdStatus(long id, JobStatus status) {
+        static final RowMapper<IdStatus> MAPPER = (rs, row) ->
+                new IdStatus(rs.getLong("id"), JobStatus.fromColumn(rs.getString("status")));
     }
 
     private record IdRow(long id, String queue, String idempotencyKey) {

@@ -3,6 +3,7 @@ package io.workrow.queue.worker;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
@@ -11,22 +12,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The runtime's one LISTEN connection: turns insert notifications into wake-ups for the queue's
- * poller. A notification is only a hint; it is lost while this connection is down, so after every
- * (re)connect all pollers are woken to look for themselves, and polling stays as the safety net.
- * Reconnects with exponential backoff when the connection drops.
+ * The runtime's one LISTEN connection, on its schema's channel: turns insert notifications into
+ * wake-ups for the queue's poller, and cancellation notices into interrupts. A notification is
+ * only a hint; it is lost while this connection is down, so after every (re)connect all pollers
+ * are woken to look for themselves, and polling stays as the safety net. Reconnects with
+ * exponential backoff, which starts over once a connection has held. A connection whose peer
+ * vanished without a word (a dropped TCP path) never fails a read of notifications, so the
+ * listener probes it with a query every {@link #PROBE_INTERVAL_MILLIS} under a network timeout.
  */
 final class InsertListener implements Runnable {
-
-    /** The channel the {@code workrow_job_inserted} trigger notifies; the payload is the queue name. */
-    static final String CHANNEL = "workrow_job_inserted";
 
     private static final Logger log = LoggerFactory.getLogger(InsertListener.class);
 
     private static final int RECEIVE_TIMEOUT_MILLIS = 500;
+    private static final long FIRST_RECONNECT_BACKOFF_MILLIS = 100;
     private static final long MAX_RECONNECT_BACKOFF_MILLIS = 30_000;
+    /** How often a quiet connection is checked with a query. */
+    static final long PROBE_INTERVAL_MILLIS = 5_000;
+    /** How long a probe may wait for an answer before the connection counts as dead. */
+    static final int NETWORK_TIMEOUT_MILLIS = 5_000;
 
     private final DataSource dataSource;
+    private final String channel;
     private final Consumer<String> onInsert;
     private final Runnable onConnect;
     private final Wakeup stopSignal = new Wakeup();
@@ -36,11 +43,13 @@ final class InsertListener implements Runnable {
     private volatile long disconnectedSince = System.nanoTime();
 
     /**
-     * @param onInsert called with the queue name of each notification
+     * @param channel the schema's notification channel
+     * @param onInsert called with the payload of each notification: a queue name or a cancellation
      * @param onConnect called after each successful (re)connect
      */
-    InsertListener(DataSource dataSource, Consumer<String> onInsert, Runnable onConnect) {
+    InsertListener(DataSource dataSource, String channel, Consumer<String> onInsert, Runnable onConnect) {
         this.dataSource = dataSource;
+        this.channel = channel;
         this.onInsert = onInsert;
         this.onConnect = onConnect;
     }
@@ -75,17 +84,24 @@ final class InsertListener implements Runnable {
         }
     }
 
+    /** The wait before the next reconnect; package-private so tests can see it start over. */
+    long reconnectBackoffMillis() {
+        return backoff;
+    }
+
+    private volatile long backoff = FIRST_RECONNECT_BACKOFF_MILLIS;
+    private volatile boolean everConnected;
+
     @Override
     public void run() {
-        long backoff = 100;
         while (running) {
             Connection connection = null;
             SQLException failure = null;
             try {
                 connection = dataSource.getConnection();
                 connection.setAutoCommit(true);
-                listen(connection, backoff > 100);
-                backoff = 100;
+                connection.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
+                listen(connection);
                 unlisten(connection);
             } catch (SQLException e) {
                 failure = e;
@@ -113,23 +129,38 @@ final class InsertListener implements Runnable {
     }
 
     /** Listens until stopped or the connection fails. */
-    private void listen(Connection connection, boolean reconnecting) throws SQLException {
+    private void listen(Connection connection) throws SQLException {
         try (Statement statement = connection.createStatement()) {
-            statement.execute("LISTEN " + CHANNEL);
+            statement.execute("LISTEN \"" + channel + "\"");
         }
         PGConnection notifications = connection.unwrap(PGConnection.class);
         connected = true;
-        if (reconnecting) {
+        // A connection that holds is a good connection: the next outage starts from a short wait.
+        backoff = FIRST_RECONNECT_BACKOFF_MILLIS;
+        if (everConnected) {
             log.info("Insert listener reconnected; waking every queue to catch up");
         }
+        everConnected = true;
         onConnect.run();
+        long nextProbe = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PROBE_INTERVAL_MILLIS);
         while (running) {
             PGNotification[] received = notifications.getNotifications(RECEIVE_TIMEOUT_MILLIS);
-            if (received != null) {
+            if (received != null && received.length > 0) {
                 for (PGNotification notification : received) {
                     onInsert.accept(notification.getParameter());
                 }
             }
+            if (System.nanoTime() - nextProbe > 0) {
+                probe(connection);
+                nextProbe = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PROBE_INTERVAL_MILLIS);
+            }
+        }
+    }
+
+    /** A round trip under the network timeout: throws when the server no longer answers. */
+    private static void probe(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SELECT 1");
         }
     }
 
@@ -138,6 +169,7 @@ final class InsertListener implements Runnable {
         try (Statement statement = connection.createStatement()) {
             statement.execute("UNLISTEN *");
         }
+        connection.setNetworkTimeout(Runnable::run, 0);
     }
 
     private static void close(Connection connection) {

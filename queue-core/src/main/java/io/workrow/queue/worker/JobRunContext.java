@@ -3,65 +3,77 @@ package io.workrow.queue.worker;
 import io.workrow.queue.JobContext;
 import io.workrow.queue.JobLeaseLostException;
 import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.time.Instant;
 
-/** {@link JobContext} for one claimed job; its writes carry the job's fencing token. */
+/**
+ * {@link JobContext} for one running job. Its writes carry the job's fencing token and run on the
+ * lease keeper's thread, so they commit on their own even inside a transactional handler: a step
+ * saved before a throw stays saved, and a lease extension is seen by every session at once.
+ */
 final class JobRunContext implements JobContext {
 
-    private final ClaimedJob job;
+    private final RunningJob running;
     private final JobStore store;
+    private final LeaseKeeper keeper;
     private volatile String step;
 
-    JobRunContext(ClaimedJob job, JobStore store) {
-        this.job = job;
+    JobRunContext(RunningJob running, JobStore store, LeaseKeeper keeper) {
+        this.running = running;
         this.store = store;
-        this.step = job.step();
+        this.keeper = keeper;
+        this.step = running.job().step();
+    }
+
+    private ClaimedJob job() {
+        return running.job();
     }
 
     @Override
     public long id() {
-        return job.id();
+        return job().id();
     }
 
     @Override
     public String queue() {
-        return job.queue();
+        return job().queue();
     }
 
     @Override
     public int attempt() {
-        return job.attempt();
+        return job().attempt();
     }
 
     @Override
     public int maxAttempts() {
-        return job.maxAttempts();
+        return job().maxAttempts();
     }
 
     @Override
     public String partitionKey() {
-        return job.partitionKey();
+        return job().partitionKey();
     }
 
     @Override
     public String idempotencyKey() {
-        return job.idempotencyKey() != null ? job.idempotencyKey() : "workrow:" + job.queue() + ":" + job.id();
+        return job().idempotencyKey() != null ? job().idempotencyKey() : "workrow:" + job().queue() + ":" + job().id();
     }
 
     @Override
     public Instant runAt() {
-        return job.runAt();
+        return job().runAt();
     }
 
     @Override
     public void extendLease(Duration lease) {
         Settings.requirePositive("lease", lease);
-        if (!store.extendLease(held(), lease)) {
+        failIfLost("extend its lease");
+        if (!keeper.call(() -> store.extendLease(running.held(), lease))) {
+            running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("extend its lease");
         }
+        running.extendLeaseTo(lease);
     }
 
     @Override
@@ -71,18 +83,32 @@ final class JobRunContext implements JobContext {
 
     @Override
     public void saveStep(String step) {
-        if (!store.saveStep(held(), step)) {
+        failIfLost("save step '" + step + "'");
+        if (!keeper.call(() -> store.saveStep(running.held(), step))) {
+            running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("save step '" + step + "'");
         }
         this.step = step;
     }
 
-    private HeldJob held() {
-        return new HeldJob(job.id(), job.leaseToken());
+    @Override
+    public boolean isLeaseLost() {
+        return running.lost();
+    }
+
+    @Override
+    public boolean isCancelled() {
+        return running.stopReason() == RunningJob.Stop.CANCELLED;
+    }
+
+    private void failIfLost(String action) {
+        if (running.lost()) {
+            throw lost(action);
+        }
     }
 
     private JobLeaseLostException lost(String action) {
-        return new JobLeaseLostException("job=" + job.id() + " queue=" + job.queue() + " could not " + action
-                + ": this worker no longer holds its lease");
+        return new JobLeaseLostException(running + " could not " + action + ": this worker no longer holds its lease"
+                + (isCancelled() ? " (the job was cancelled)" : ""));
     }
 }

@@ -20,6 +20,7 @@ final class QueuePoller implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(QueuePoller.class);
 
+    private static final long FIRST_ERROR_BACKOFF_MILLIS = 100;
     private static final long MAX_ERROR_BACKOFF_MILLIS = 10_000;
 
     /**
@@ -32,6 +33,7 @@ final class QueuePoller implements Runnable {
     private final HandlerRegistration registration;
     private final JobStore store;
     private final JobExecutor executor;
+    private final ResultWriter writer;
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
     private final ExecutorService handlerThreads;
@@ -43,11 +45,13 @@ final class QueuePoller implements Runnable {
     /** Free slots that wake the waiting poller; 0 when it is not waiting for slots. */
     private volatile int wakeAtFreeSlots;
 
-    QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, InFlightJobs inFlight,
-            QueueMetrics metrics, ExecutorService handlerThreads, String workerId, Duration pollInterval) {
+    QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, ResultWriter writer,
+            InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads, String workerId,
+            Duration pollInterval) {
         this.registration = registration;
         this.store = store;
         this.executor = executor;
+        this.writer = writer;
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.handlerThreads = handlerThreads;
@@ -81,35 +85,44 @@ final class QueuePoller implements Runnable {
         QueueOptions options = registration.options();
         int fullClaim = Math.min(options.batchSize(), options.concurrency());
         boolean busy = false;
-        long errorBackoff = 100;
+        long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
         while (running) {
-            if (!awaitFreeSlots(1, pollInterval)) {
-                continue;
-            }
-            if (busy) {
-                awaitFreeSlots(fullClaim, GATHER_DELAY);
-            }
-            int wanted = Math.min(slots.availablePermits(), options.batchSize());
-            List<ClaimedJob> claimed;
             try {
-                claimed = store.claim(queue(), workerId, wanted, options.lease());
-                errorBackoff = 100;
-            } catch (RuntimeException e) {
+                busy = pollOnce(options, fullClaim, busy);
+                errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
+            } catch (Throwable e) {
+                // Nothing may end a poller while the runtime runs: the queue would silently stop.
                 log.warn("queue={} claim failed, retrying in {} ms: {}", queue(), errorBackoff, e.toString());
+                busy = false;
                 wakeup.sleep(errorBackoff);
                 errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
-                continue;
-            }
-            metrics.claimed(queue(), claimed.size());
-            for (ClaimedJob job : claimed) {
-                dispatch(job);
-            }
-            busy = claimed.size() == wanted;
-            if (!busy && running) {
-                // Nothing more is due: sleep until an insert notification or the safety-net poll.
-                wakeup.await(pollInterval);
             }
         }
+    }
+
+    /** One claim, when slots are free; returns whether the queue looked busy (a full claim came back). */
+    private boolean pollOnce(QueueOptions options, int fullClaim, boolean busy) {
+        if (!awaitFreeSlots(1, pollInterval)) {
+            return busy;
+        }
+        if (busy) {
+            awaitFreeSlots(fullClaim, GATHER_DELAY);
+        }
+        int wanted = Math.min(slots.availablePermits(), options.batchSize());
+        if (wanted == 0 || !running) {
+            return busy;
+        }
+        List<ClaimedJob> claimed = store.claim(queue(), workerId, wanted, options.lease());
+        metrics.claimed(queue(), claimed.size());
+        for (ClaimedJob job : claimed) {
+            dispatch(job);
+        }
+        boolean full = claimed.size() == wanted;
+        if (!full && running) {
+            // Nothing more is due: sleep until an insert notification or the safety-net poll.
+            wakeup.await(pollInterval);
+        }
+        return full;
     }
 
     /**
@@ -133,12 +146,13 @@ final class QueuePoller implements Runnable {
     }
 
     private void dispatch(ClaimedJob job) {
+        RunningJob running = new RunningJob(job, registration);
         slots.acquireUninterruptibly();
-        inFlight.add(job);
+        inFlight.add(running);
         try {
             handlerThreads.execute(() -> {
                 try {
-                    executor.run(job, registration);
+                    executor.run(running);
                 } finally {
                     slots.release();
                     int wake = wakeAtFreeSlots;
@@ -148,8 +162,9 @@ final class QueuePoller implements Runnable {
                 }
             });
         } catch (RejectedExecutionException e) {
-            // Shutting down between claim and dispatch: the job stays held and is released.
+            // Shutting down between claim and dispatch: hand the job back with its attempt.
             slots.release();
+            writer.submit(JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
     }
 }

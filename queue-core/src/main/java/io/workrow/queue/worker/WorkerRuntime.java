@@ -4,11 +4,11 @@ import io.workrow.queue.JobHandler;
 import io.workrow.queue.client.QueueNames;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
-import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.NotifyChannel;
+import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
 import java.time.Duration;
@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -26,8 +27,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Works queues in this process: per queue a {@link QueuePoller} and a bounded set of handler
- * threads, one {@link JobCompleter} writing successes in batches, and one {@link InsertListener}
- * connection for wake-ups. Usable from plain Java:
+ * threads; one {@link ResultWriter} that records every outcome in batches; one {@link LeaseKeeper}
+ * that renews the leases of every job held here; one {@link InsertListener} connection for
+ * wake-ups and cancellations. Usable from plain Java:
  *
  * <pre>{@code
  * WorkerRuntime runtime = WorkerRuntime.builder(dataSource)
@@ -36,12 +38,14 @@ import org.slf4j.LoggerFactory;
  *         .build();
  * runtime.start();
  * ...
- * runtime.stop(); // stop claiming, let handlers finish, hand back the rest
+ * runtime.stop(); // stop claiming, let handlers finish, hand back what has truly stopped
  * }</pre>
  *
- * <p>Connections: the listener holds one; claims and batched completions borrow one briefly per
- * statement; failures, heartbeats and steps are written from the handler threads, so at most
- * {@code concurrency} more at once per queue.
+ * <p>While started, the runtime keeps the JVM alive (one non-daemon thread), as a message listener
+ * container does, so a worker-only application does not exit when its main thread ends.
+ *
+ * <p>Connections, at most at once: the listener holds one; each poller, the result writer and the
+ * lease keeper borrow one per statement; a transactional handler holds one while it runs.
  */
 public final class WorkerRuntime implements AutoCloseable {
 
@@ -51,38 +55,48 @@ public final class WorkerRuntime implements AutoCloseable {
     private final String workerId;
     private final Duration shutdownTimeout;
     private final InFlightJobs inFlight = new InFlightJobs();
-    private final JobCompleter completer;
+    private final ResultWriter writer;
+    private final LeaseKeeper keeper;
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
     private final Map<String, ExecutorService> handlerThreads = new LinkedHashMap<>();
     private final List<Thread> pollerThreads = new ArrayList<>();
     private final InsertListener listener;
     private final Set<String> queues;
     private final QueueMetrics metrics;
+    private final ConnectionBudget connectionBudget;
+    private final CountDownLatch stopped = new CountDownLatch(1);
     private Thread listenerThread;
     private volatile boolean stopping;
     private volatile boolean started;
 
     private WorkerRuntime(Builder builder) {
-        SqlIdentifier schema = builder.schema != null ? builder.schema : WorkrowMigrations.currentSchema(builder.dataSource);
-        this.store = new JobStore(builder.dataSource, schema);
+        this.store = builder.store != null ? builder.store
+                : new JobStore(builder.dataSource, builder.schema != null ? builder.schema
+                        : SchemaLookup.currentSchema(builder.dataSource));
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.queues = Set.copyOf(builder.registrations.keySet());
         this.metrics = builder.metrics;
-        this.completer = new JobCompleter(store, inFlight, builder.metrics, builder.completionBatchSize,
+        this.writer = new ResultWriter(store, inFlight, builder.metrics, builder.completionBatchSize,
                 builder.completionMaxDelay);
-        JobExecutor executor = new JobExecutor(store, builder.codec, completer, inFlight, builder.errorDescriber,
-                builder.metrics, builder.observer, () -> stopping);
+        Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
+                .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
+        this.keeper = new LeaseKeeper(store, inFlight, LeaseKeeper.renewalInterval(shortestLease));
+        JobExecutor executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
+                builder.observer);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, inFlight,
+            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, writer, inFlight,
                     builder.metrics, threads, workerId, builder.pollInterval));
         }
         // Without queues there is nothing to wake: no listener connection is held for nothing.
         this.listener = builder.listenNotify && !pollers.isEmpty()
-                ? new InsertListener(builder.dataSource, this::wake, this::wakeAll)
+                ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)
                 : null;
+        this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
+                builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
+                        .mapToInt(r -> r.options().concurrency()).sum());
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -99,6 +113,11 @@ public final class WorkerRuntime implements AutoCloseable {
         return listener != null && listener.isConnected();
     }
 
+    /** Whether wake-ups come by LISTEN/NOTIFY at all (false in poll-only mode or without queues). */
+    public boolean isListening() {
+        return listener != null;
+    }
+
     /**
      * How long the insert listener has been without a connection (zero while connected or in
      * poll-only mode). Jobs still run meanwhile, found by polling, only later.
@@ -107,9 +126,27 @@ public final class WorkerRuntime implements AutoCloseable {
         return listener == null ? Duration.ZERO : listener.disconnectedFor();
     }
 
-    /** Number of jobs claimed by this runtime whose result is not yet written. */
+    /** Number of jobs claimed by this runtime whose outcome is not yet recorded. */
     public int inFlightCount() {
         return inFlight.size();
+    }
+
+    /** Whether the runtime is started and every queue's poller thread is alive. */
+    public boolean isHealthy() {
+        return started && !stopping && pollerThreads.stream().allMatch(Thread::isAlive);
+    }
+
+    /** The queues whose poller thread has died (empty while healthy). */
+    public List<String> deadPollers() {
+        List<String> dead = new ArrayList<>();
+        int i = 0;
+        for (QueuePoller poller : pollers.values()) {
+            if (i < pollerThreads.size() && !pollerThreads.get(i).isAlive()) {
+                dead.add(poller.queue());
+            }
+            i++;
+        }
+        return dead;
     }
 
     public synchronized void start() {
@@ -118,7 +155,12 @@ public final class WorkerRuntime implements AutoCloseable {
         }
         started = true;
         queues.forEach(metrics::register);
-        completer.start("workrow-completer");
+        connectionBudget.warnIfShort();
+        Thread keepAlive = new Thread(this::awaitStop, "workrow-keep-alive");
+        keepAlive.setDaemon(false);
+        keepAlive.start();
+        writer.start();
+        keeper.start();
         if (listener != null) {
             listenerThread = daemon(listener, "workrow-listener");
         }
@@ -131,36 +173,49 @@ public final class WorkerRuntime implements AutoCloseable {
     }
 
     /**
-     * Stops gracefully: no new claims, running handlers get up to the shutdown timeout to finish
-     * and their results are written, then every job still held is returned to {@code pending}
-     * with no owner at once, so no job waits for its lease to expire after a deploy.
+     * Stops gracefully. No new claims; running handlers get up to the shutdown timeout to finish
+     * and their outcomes are recorded. Handlers still running then are interrupted and get as long
+     * again to stop; a job goes back to {@code pending} only once its handler has truly stopped.
+     * A handler that ignores the interrupt keeps its job: its lease is no longer renewed, so it
+     * expires and the sweeper hands the job on. Leases are renewed until then.
      */
     public synchronized void stop() {
         if (!started || stopping) {
             return;
         }
         stopping = true;
-        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
-        pollers.values().forEach(QueuePoller::stop);
         try {
+            long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+            pollers.values().forEach(QueuePoller::stop);
             for (Thread thread : pollerThreads) {
-                thread.join();
+                joinUntil(thread, deadline + TimeUnit.SECONDS.toNanos(5));
             }
             handlerThreads.values().forEach(ExecutorService::shutdown);
-            for (ExecutorService threads : handlerThreads.values()) {
-                threads.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (!awaitHandlers(deadline)) {
+                List<RunningJob> running = runningHandlers();
+                log.info("Interrupting {} handlers still running after the shutdown timeout of {}: {}",
+                        running.size(), shutdownTimeout, running);
+                running.forEach(job -> job.requestStop(RunningJob.Stop.SHUTDOWN));
+                if (!awaitHandlers(System.nanoTime() + shutdownTimeout.toNanos())) {
+                    List<RunningJob> stuck = runningHandlers();
+                    keeper.abandon(stuck);
+                    for (RunningJob job : stuck) {
+                        log.warn("{} handler ignored the interrupt and still runs; its job is not handed back"
+                                + " while it runs: its lease is no longer renewed and expires within {}", job,
+                                job.lease());
+                    }
+                }
             }
-            handlerThreads.values().forEach(ExecutorService::shutdownNow);
-            completer.stop();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            writer.stop(shutdownTimeout);
+            keeper.stop();
+            if (listener != null) {
+                listener.stop();
+                joinUntil(listenerThread, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
+            }
+            log.info("Workrow stopped: worker={}", workerId);
+        } finally {
+            stopped.countDown();
         }
-        releaseHeldJobs();
-        if (listener != null) {
-            listener.stop();
-            join(listenerThread);
-        }
-        log.info("Workrow stopped: worker={}", workerId);
     }
 
     @Override
@@ -168,23 +223,41 @@ public final class WorkerRuntime implements AutoCloseable {
         stop();
     }
 
-    private void releaseHeldJobs() {
-        List<HeldJob> held = inFlight.snapshot();
-        if (held.isEmpty()) {
-            return;
-        }
+    private boolean awaitHandlers(long deadlineNanos) {
         try {
-            Set<Long> released = store.releaseMany(held);
-            held.forEach(job -> inFlight.remove(job.id()));
-            log.info("Released {} unfinished jobs to pending at shutdown: ids={}", released.size(), released);
-        } catch (RuntimeException e) {
-            log.warn("Could not release {} jobs at shutdown; they run again after their leases expire: {}",
-                    held.size(), e.toString());
+            for (ExecutorService threads : handlerThreads.values()) {
+                long remaining = deadlineNanos - System.nanoTime();
+                if (!threads.awaitTermination(Math.max(0, remaining), TimeUnit.NANOSECONDS)) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
-    private void wake(String queue) {
-        QueuePoller poller = pollers.get(queue);
+    private List<RunningJob> runningHandlers() {
+        return inFlight.snapshot().stream().filter(job -> job.handlerRunning() || !job.finishing()).toList();
+    }
+
+    private void awaitStop() {
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** An insert notification names a queue; a cancellation names a job this runtime may hold. */
+    private void notified(String payload) {
+        long cancelled = NotifyChannel.cancelledJob(payload);
+        if (cancelled >= 0) {
+            keeper.cancelled(cancelled);
+            return;
+        }
+        QueuePoller poller = pollers.get(payload);
         if (poller != null) {
             poller.wake();
         }
@@ -208,9 +281,10 @@ public final class WorkerRuntime implements AutoCloseable {
         return thread;
     }
 
-    private static void join(Thread thread) {
+    private static void joinUntil(Thread thread, long deadlineNanos) {
         try {
-            thread.join();
+            long millis = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+            thread.join(Math.max(1, millis));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -231,6 +305,7 @@ public final class WorkerRuntime implements AutoCloseable {
         private final DataSource dataSource;
         private final Map<String, HandlerRegistration> registrations = new LinkedHashMap<>();
         private SqlIdentifier schema;
+        private JobStore store;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
         private String workerId;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
@@ -249,6 +324,16 @@ public final class WorkerRuntime implements AutoCloseable {
         /** The schema holding {@code workrow_job}; default: the connection's current schema. */
         public Builder schema(String schema) {
             this.schema = SqlIdentifier.of("schema", schema);
+            return this;
+        }
+
+        /**
+         * The store to run statements through (the one the application already built, with its
+         * schema and statement timeout); when set, {@link #schema(String)} is not needed. It must
+         * use this builder's {@code DataSource}.
+         */
+        public Builder store(JobStore store) {
+            this.store = store;
             return this;
         }
 

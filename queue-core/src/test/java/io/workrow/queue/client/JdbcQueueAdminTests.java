@@ -8,6 +8,7 @@ import io.workrow.queue.QueueStats;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
+import io.workrow.queue.store.JobFailure;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -42,7 +43,7 @@ class JdbcQueueAdminTests {
         long id = jobQueue.enqueue(queue, new Hook("https://example.com"));
         ClaimedJob claimed = store.claim(queue, "w", 10, Duration.ofMinutes(1)).stream()
                 .filter(job -> job.id() == id).findFirst().orElseThrow();
-        store.discard(new HeldJob(id, claimed.leaseToken()), error);
+        store.failMany(List.of(new JobFailure(id, claimed.leaseToken(), error, Duration.ZERO, true)));
         return id;
     }
 
@@ -92,11 +93,13 @@ class JdbcQueueAdminTests {
     }
 
     @Test
-    void retryByIdMovesOnlyDeadJobs() {
+    void retryByIdMovesOnlyDeadJobsOfTheNamedQueue() {
         long dead = deadJob("webhooks", "boom");
+        long deadElsewhere = deadJob("emails", "boom");
         long pending = jobQueue.enqueue("webhooks", new Hook("x"));
-        assertThat(admin.retryDead(List.of(dead, pending))).isEqualTo(1);
-        assertThat(statuses()).containsEntry(dead, "pending").containsEntry(pending, "pending");
+        assertThat(admin.retryDead("webhooks", List.of(dead, pending, deadElsewhere))).isEqualTo(1);
+        assertThat(statuses()).containsEntry(dead, "pending").containsEntry(pending, "pending")
+                .containsEntry(deadElsewhere, "dead");
     }
 
     @Test
@@ -105,10 +108,12 @@ class JdbcQueueAdminTests {
         ClaimedJob claimed = store.claim("webhooks", "w", 1, Duration.ofMinutes(1)).get(0);
         assertThat(admin.runningJobs("webhooks", 10)).extracting(JobSummary::claimedBy).containsExactly("w");
 
-        assertThat(admin.cancel(id)).isTrue();
+        assertThat(admin.cancel("emails", id)).as("another queue's path").isFalse();
+        assertThat(statuses()).containsEntry(id, "running");
+        assertThat(admin.cancel("webhooks", id)).isTrue();
         assertThat(store.completeMany(List.of(new HeldJob(id, claimed.leaseToken())))).isEmpty();
         assertThat(statuses()).containsEntry(id, "cancelled");
-        assertThat(admin.cancel(id)).as("already finished").isFalse();
+        assertThat(admin.cancel("webhooks", id)).as("already finished").isFalse();
     }
 
     private Map<Long, String> statuses() {

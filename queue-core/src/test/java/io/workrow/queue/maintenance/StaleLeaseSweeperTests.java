@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.RetryBackoff;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,6 +54,33 @@ class StaleLeaseSweeperTests {
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM workrow_job WHERE status = 'pending' AND claimed_by IS NULL", Integer.class))
                 .isEqualTo(2000);
+    }
+
+    @Test
+    void aRecoveredJobWaitsItsQueuesBackoffAndItsLagCountsFromThen() {
+        database.deleteAllJobs();
+        JobStore store = database.store();
+        store.insertMany(List.of(new NewJob("slow", null, 0, 0, null, "{}", "{}", null, 0, 5),
+                new NewJob("other", null, 0, 0, null, "{}", "{}", null, 0, 5)));
+        store.claim("slow", "crashed-worker", 1, Duration.ofMinutes(1));
+        store.claim("other", "crashed-worker", 1, Duration.ofMinutes(1));
+        // Due an hour ago, its lease long expired: without a new run_at it would look an hour late.
+        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '1 hour',"
+                + " lease_expires_at = now() - interval '1 second'");
+
+        StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
+                java.util.Map.of("slow", new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0)),
+                new RetryBackoff(Duration.ofSeconds(30), 2.0, Duration.ofHours(1), 0.0));
+        assertThat(sweeper.runOnce()).isEqualTo(2);
+
+        assertThat(database.jdbc().queryForObject("SELECT run_at - now() BETWEEN interval '9 minutes'"
+                + " AND interval '10 minutes' FROM workrow_job WHERE queue = 'slow'", Boolean.class))
+                .as("the queue's own backoff after its first attempt").isTrue();
+        assertThat(database.jdbc().queryForObject("SELECT run_at - now() BETWEEN interval '29 seconds'"
+                + " AND interval '30 seconds' FROM workrow_job WHERE queue = 'other'", Boolean.class))
+                .as("the default backoff").isTrue();
+        assertThat(store.queueDepth()).allSatisfy(depth -> assertThat(depth.lag()).isZero());
+        database.deleteAllJobs();
     }
 
     @Test

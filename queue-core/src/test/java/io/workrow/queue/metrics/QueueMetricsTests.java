@@ -58,7 +58,7 @@ class QueueMetricsTests {
         store.claim("work", "crashed-worker", 1, Duration.ofMinutes(1));
         database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?",
                 ghostJob);
-        assertThat(new StaleLeaseSweeper(store, 100, metrics).runOnce()).isEqualTo(1);
+        assertThat(new StaleLeaseSweeper(store, 100, metrics, java.util.Map.of(), io.workrow.queue.worker.RetryBackoff.DEFAULT).runOnce()).isEqualTo(1);
 
         // A pending job whose attempts an operator spent: the retirer moves it to dead (retired 1).
         long exhausted = jobQueue.enqueue(JobRequest.of("work", new Task("ok")).maxAttempts(2));

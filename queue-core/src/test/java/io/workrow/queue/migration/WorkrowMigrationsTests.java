@@ -35,7 +35,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(2);
+        assertThat(migrations.migrate()).isEqualTo(3);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
@@ -43,13 +43,13 @@ class WorkrowMigrationsTests {
                         + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(6);
+                Integer.class)).isEqualTo(7);
     }
 
     @Test
     void migratesIntoANonEmptyCurrentSchema() {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_customers (id int)");
-        SqlIdentifier current = WorkrowMigrations.currentSchema(database.dataSource());
+        SqlIdentifier current = io.workrow.queue.store.SchemaLookup.currentSchema(database.dataSource());
         assertThat(current.name()).isEqualTo("public");
         new WorkrowMigrations(database.dataSource(), current).migrate();
         assertThat(database.jdbc().queryForObject(

@@ -9,7 +9,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
+
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -17,6 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class JobStoreTests {
+
+    private static final BackoffRule NO_BACKOFF = new BackoffRule(null, 0, 1.0, 0, 0.0);
 
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
@@ -76,12 +78,22 @@ class JobStoreTests {
         void delayAndRunAtAreMeasuredFromTheDatabase() {
             Instant at = Instant.parse("2030-01-01T00:00:00Z");
             long scheduled = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", at, 0, 3))).get(0);
-            long delayed = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 60_000, 3))).get(0);
             assertThat(database.jdbc().queryForObject("SELECT run_at = '2030-01-01T00:00:00Z' FROM workrow_job WHERE id = ?",
                     Boolean.class, scheduled)).isTrue();
+        }
+
+        @Test
+        void aDelayCountsFromTheEnqueueingStatementNotFromItsTransactionsStart() {
+            var transactions = new org.springframework.transaction.support.TransactionTemplate(
+                    new org.springframework.jdbc.datasource.DataSourceTransactionManager(database.dataSource()));
+            long delayed = transactions.execute(status -> {
+                database.jdbc().execute("SELECT pg_sleep(0.5)");
+                return store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 60_000, 3))).get(0);
+            });
+            // created_at is the transaction's start; the delay runs from the insert, half a second later.
             assertThat(database.jdbc().queryForObject(
-                    "SELECT run_at - created_at = interval '60 seconds' FROM workrow_job WHERE id = ?",
-                    Boolean.class, delayed)).isTrue();
+                    "SELECT run_at - created_at BETWEEN interval '60.5 seconds' AND interval '62 seconds'"
+                    + " FROM workrow_job WHERE id = ?", Boolean.class, delayed)).isTrue();
         }
     }
 
@@ -110,7 +122,7 @@ class JobStoreTests {
         void eachClaimTakesANewToken() {
             long id = store.insertMany(List.of(job("q", null))).get(0);
             ClaimedJob first = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            store.fail(new HeldJob(id, first.leaseToken()), "boom", Duration.ZERO);
+            store.failMany(List.of(new JobFailure(id, first.leaseToken(), "boom", Duration.ZERO, false)));
             ClaimedJob second = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
             assertThat(second.leaseToken()).isNotEqualTo(first.leaseToken());
             assertThat(second.attempt()).isEqualTo(2);
@@ -142,13 +154,15 @@ class JobStoreTests {
         void failWithAttemptsLeftReschedulesAndFailOnTheLastAttemptIsDead() {
             long id = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
             ClaimedJob first = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            Optional<JobStatus> afterFirst = store.fail(new HeldJob(id, first.leaseToken()), "first", Duration.ofMillis(0));
-            assertThat(afterFirst).contains(JobStatus.PENDING);
+            Map<Long, JobStatus> afterFirst = store.failMany(
+                    List.of(new JobFailure(id, first.leaseToken(), "first", Duration.ZERO, false)));
+            assertThat(afterFirst).containsEntry(id, JobStatus.PENDING);
             assertThat(row(id).get("claimed_by")).isNull();
 
             ClaimedJob second = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            Optional<JobStatus> afterSecond = store.fail(new HeldJob(id, second.leaseToken()), "second", Duration.ZERO);
-            assertThat(afterSecond).contains(JobStatus.DEAD);
+            Map<Long, JobStatus> afterSecond = store.failMany(
+                    List.of(new JobFailure(id, second.leaseToken(), "second", Duration.ZERO, false)));
+            assertThat(afterSecond).containsEntry(id, JobStatus.DEAD);
             Map<String, Object> row = row(id);
             assertThat(row.get("last_error")).isEqualTo("second");
             assertThat(row.get("attempts")).isEqualTo(2);
@@ -159,7 +173,8 @@ class JobStoreTests {
         void discardIsDeadAtOnce() {
             long id = store.insertMany(List.of(job("q", null))).get(0);
             ClaimedJob claimed = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            assertThat(store.discard(new HeldJob(id, claimed.leaseToken()), "not worth it")).isTrue();
+            assertThat(store.failMany(List.of(new JobFailure(id, claimed.leaseToken(), "not worth it", Duration.ZERO,
+                    true)))).containsEntry(id, JobStatus.DEAD);
             assertThat(row(id).get("status")).isEqualTo("dead");
             assertThat(row(id).get("attempts")).isEqualTo(1);
         }
@@ -183,15 +198,66 @@ class JobStoreTests {
         }
 
         @Test
-        void releaseReturnsTheJobWithoutOwnerAndGivesTheAttemptBack() {
+        void releaseOfAnUnstartedJobGivesTheAttemptBack() {
             long id = store.insertMany(List.of(job("q", null))).get(0);
             ClaimedJob claimed = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            assertThat(store.releaseMany(List.of(new HeldJob(id, claimed.leaseToken())))).containsExactly(id);
+            assertThat(store.releaseMany(List.of(new JobRelease(id, claimed.leaseToken(), true))))
+                    .containsEntry(id, JobStatus.PENDING);
             Map<String, Object> row = row(id);
             assertThat(row.get("status")).isEqualTo("pending");
             assertThat(row.get("claimed_by")).isNull();
             assertThat(row.get("lease_token")).isNull();
             assertThat(row.get("attempts")).isEqualTo(0);
+        }
+
+        @Test
+        void releaseOfAnInterruptedRunKeepsTheAttemptAndRetiresOnTheLast() {
+            long id = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
+            ClaimedJob first = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
+            assertThat(store.releaseMany(List.of(new JobRelease(id, first.leaseToken(), false))))
+                    .containsEntry(id, JobStatus.PENDING);
+            assertThat(row(id).get("attempts")).isEqualTo(1);
+            assertThat((String) row(id).get("last_error")).startsWith("interrupted by shutdown of w");
+            ClaimedJob second = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
+            assertThat(store.releaseMany(List.of(new JobRelease(id, second.leaseToken(), false))))
+                    .containsEntry(id, JobStatus.DEAD);
+        }
+
+        @Test
+        void batchStatementsSkipARowLockedElsewhereAndHoldersTellItIsStillOurs() throws Exception {
+            store.insertMany(List.of(job("q", null), job("q", null)));
+            List<ClaimedJob> claimed = store.claim("q", "w", 2, Duration.ofMinutes(1));
+            ClaimedJob locked = claimed.get(0);
+            ClaimedJob free = claimed.get(1);
+            try (java.sql.Connection session = database.dataSource().getConnection()) {
+                session.setAutoCommit(false);
+                session.createStatement().execute("SELECT * FROM workrow_job WHERE id = " + locked.id() + " FOR UPDATE");
+
+                Set<Long> completed = store.completeMany(List.of(new HeldJob(locked.id(), locked.leaseToken()),
+                        new HeldJob(free.id(), free.leaseToken())));
+                assertThat(completed).containsExactly(free.id());
+                assertThat(store.holders(List.of(locked.id())).get(locked.id()).heldBy(locked.leaseToken())).isTrue();
+                assertThat(store.renewLeases(List.of(new LeaseRenewal(locked.id(), locked.leaseToken(),
+                        Duration.ofMinutes(5))))).isEmpty();
+                session.rollback();
+            }
+            assertThat(store.completeMany(List.of(new HeldJob(locked.id(), locked.leaseToken()))))
+                    .containsExactly(locked.id());
+        }
+
+        @Test
+        void renewLeasesMovesEachExpiryByItsOwnLeaseAndIsFenced() {
+            store.insertMany(List.of(job("q", null), job("q", null)));
+            List<ClaimedJob> claimed = store.claim("q", "w", 2, Duration.ofSeconds(5));
+            ClaimedJob a = claimed.get(0);
+            ClaimedJob b = claimed.get(1);
+            Set<Long> renewed = store.renewLeases(List.of(new LeaseRenewal(a.id(), a.leaseToken(), Duration.ofHours(1)),
+                    new LeaseRenewal(b.id(), b.leaseToken() + 1, Duration.ofHours(1))));
+            assertThat(renewed).containsExactly(a.id());
+            assertThat(database.jdbc().queryForObject("SELECT lease_expires_at > now() + interval '59 minutes'"
+                    + " FROM workrow_job WHERE id = ?", Boolean.class, a.id())).isTrue();
+            assertThat(database.jdbc().queryForObject("SELECT lease_expires_at < now() + interval '1 minute'"
+                    + " FROM workrow_job WHERE id = ?", Boolean.class, b.id())).isTrue();
         }
     }
 
@@ -207,7 +273,7 @@ class JobStoreTests {
             database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id IN (?, ?)",
                     expired, spent);
 
-            List<MovedJob> moved = store.sweepExpiredLeases(100);
+            List<MovedJob> moved = store.sweepExpiredLeases(100, List.of(), NO_BACKOFF);
 
             assertThat(moved).extracting(MovedJob::id).containsExactlyInAnyOrder(expired, spent);
             assertThat(moved).allSatisfy(job -> assertThat(job.previousOwner()).isEqualTo("w"));

@@ -9,6 +9,7 @@ import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
+import io.workrow.queue.store.JobFailure;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -39,7 +40,8 @@ class FencingTests {
         database.deleteAllJobs();
         store = database.store();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
-        sweeper = new StaleLeaseSweeper(store, 100);
+        sweeper = new StaleLeaseSweeper(store, 100, io.workrow.queue.metrics.QueueMetrics.NOOP, Map.of(),
+                new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0));
     }
 
     private void expireLease(long id) {
@@ -61,8 +63,10 @@ class FencingTests {
 
         HeldJob lateA = new HeldJob(id, byA.leaseToken());
         assertThat(store.completeMany(List.of(lateA))).isEmpty();
-        assertThat(store.fail(lateA, "late failure", Duration.ZERO)).isEmpty();
-        assertThat(store.discard(lateA, "late discard")).isFalse();
+        assertThat(store.failMany(List.of(new JobFailure(id, byA.leaseToken(), "late failure", Duration.ZERO, false))))
+                .isEmpty();
+        assertThat(store.failMany(List.of(new JobFailure(id, byA.leaseToken(), "late discard", Duration.ZERO, true))))
+                .isEmpty();
         Map<String, Object> whileB = row(id);
         assertThat(whileB.get("status")).isEqualTo("running");
         assertThat(whileB.get("claimed_by")).isEqualTo("worker-b");

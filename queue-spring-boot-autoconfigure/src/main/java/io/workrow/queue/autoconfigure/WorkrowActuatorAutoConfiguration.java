@@ -3,6 +3,7 @@ package io.workrow.queue.autoconfigure;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.spring.actuate.WorkrowEndpoint;
 import io.workrow.queue.spring.actuate.WorkrowHealthIndicator;
+import io.workrow.queue.spring.actuate.WorkrowLagHealthIndicator;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
 import org.springframework.beans.factory.ObjectProvider;
@@ -10,6 +11,7 @@ import org.springframework.boot.actuate.autoconfigure.endpoint.condition.Conditi
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
@@ -31,9 +33,17 @@ public final class WorkrowActuatorAutoConfiguration {
         @ConditionalOnMissingBean(name = "workrowHealthIndicator")
         WorkrowHealthIndicator workrowHealthIndicator(JobStore store, WorkrowSettings settings,
                 ObjectProvider<WorkerRuntimeLifecycle> runtime) {
-            return new WorkrowHealthIndicator(store, settings::maxLag,
+            return new WorkrowHealthIndicator(store,
                     () -> runtime.getIfAvailable() == null ? null : runtime.getIfAvailable().runtime(),
                     settings.properties().getHealth().getListenerTimeout());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "workrowLagHealthIndicator")
+        @ConditionalOnBooleanProperty("workrow.health.lag-enabled")
+        WorkrowLagHealthIndicator workrowLagHealthIndicator(JobStore store, WorkrowSettings settings) {
+            return new WorkrowLagHealthIndicator(store, settings::maxLag,
+                    settings.properties().getMetrics().getRefreshInterval());
         }
     }
 

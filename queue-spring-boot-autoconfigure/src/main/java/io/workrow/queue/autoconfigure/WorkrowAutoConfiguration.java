@@ -6,6 +6,7 @@ import io.workrow.queue.client.EnqueueHeaders;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.migration.WorkrowMigrations;
+import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.lifecycle.WorkrowSchemaInitializer;
@@ -55,7 +56,7 @@ public final class WorkrowAutoConfiguration {
             ObjectProvider<WorkrowSchemaInitializer> schemaInitializer) {
         // Asking for the initializer makes the store, and all that uses it, wait for the migrations.
         schemaInitializer.ifAvailable(initializer -> { });
-        return new JobStore(dataSource, schemaOf(dataSource, settings));
+        return new JobStore(dataSource, schemaOf(dataSource, settings), settings.properties().getStatementTimeout());
     }
 
     @Bean
@@ -79,6 +80,6 @@ public final class WorkrowAutoConfiguration {
     }
 
     private static SqlIdentifier schemaOf(DataSource dataSource, WorkrowSettings settings) {
-        return settings.schema() != null ? settings.schema() : WorkrowMigrations.currentSchema(dataSource);
+        return settings.schema() != null ? settings.schema() : SchemaLookup.currentSchema(dataSource);
     }
 }

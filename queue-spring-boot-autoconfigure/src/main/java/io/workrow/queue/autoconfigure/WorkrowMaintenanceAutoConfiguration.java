@@ -34,7 +34,8 @@ public final class WorkrowMaintenanceAutoConfiguration {
         WorkrowProperties properties = settings.properties();
         QueueMetrics reported = metrics.getIfAvailable(() -> QueueMetrics.NOOP);
         return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
-                .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE, reported))
+                .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE, reported,
+                        settings.queueBackoffs(), settings.defaultBackoff()))
                 .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
                         new RetentionPruner(store, settings.retention(), BATCH_SIZE)));

@@ -5,7 +5,7 @@ import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.metrics.MicrometerQueueMetrics;
 import io.workrow.queue.metrics.QueueDepthGauges;
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.spring.handler.QueueHandlerBeanPostProcessor;
+import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.store.JobStore;
 import java.util.Set;
@@ -39,7 +39,7 @@ public final class WorkrowMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "workrowQueueGauges")
     MaintenanceLifecycle workrowQueueGauges(JobStore store, MeterRegistry registry, WorkrowSettings settings,
-            ObjectProvider<QueueHandlerBeanPostProcessor> handlers) {
+            ObjectProvider<QueueHandlerDiscoverer> handlers) {
         return new MaintenanceLifecycle(() -> {
             // Built at start, when every handler is known: their queues report from the first scrape.
             Set<String> known = new TreeSet<>(settings.configuredQueues());

@@ -27,14 +27,17 @@ public class WorkrowProperties {
     /** How often an idle queue looks for due jobs without a notification; also how soon scheduled jobs are seen. */
     private Duration pollInterval = Duration.ofSeconds(1);
 
-    /** How long a claim holds a job before another worker may take it, unless a queue sets its own. */
+    /** How long a claim holds a job without renewal, unless a queue sets its own. The runtime renews it every third of it while the handler runs, so it bounds how soon a crashed or frozen worker's jobs run elsewhere, not how long a handler may take. At least 1s. */
     private Duration lease = Duration.ofMinutes(5);
 
-    /** Time running handlers get to finish at shutdown before their jobs are handed back to pending. */
+    /** Time running handlers get to finish at shutdown; then they are interrupted and get as long again to stop. A job goes back to pending only once its handler has stopped. */
     private Duration shutdownTimeout = Duration.ofSeconds(30);
 
     /** Largest payload accepted by enqueue, as JSON. */
     private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
+
+    /** Longest any statement of Workrow's own threads (claims, results, lease renewals, maintenance) may run, lock waits included; whole seconds. */
+    private Duration statementTimeout = Duration.ofSeconds(10);
 
     private final Migrations migrations = new Migrations();
 
@@ -97,6 +100,14 @@ public class WorkrowProperties {
 
     public void setShutdownTimeout(Duration shutdownTimeout) {
         this.shutdownTimeout = shutdownTimeout;
+    }
+
+    public Duration getStatementTimeout() {
+        return statementTimeout;
+    }
+
+    public void setStatementTimeout(Duration statementTimeout) {
+        this.statementTimeout = statementTimeout;
     }
 
     public DataSize getMaxPayloadSize() {
@@ -220,11 +231,22 @@ public class WorkrowProperties {
     /** The workrow health indicator. */
     public static class Health {
 
-        /** Lag (age of the oldest due pending job) above which a queue makes health DOWN, unless the queue sets its own max-lag. */
+        /** Whether the workrowLag health indicator reports queues whose lag exceeds their max-lag as DOWN. Off by default: lag is a fact about the whole cluster, not about this node, so put it in a health group of its own. */
+        private boolean lagEnabled = false;
+
+        /** Lag (age of the oldest due pending job) above which a queue makes the workrowLag indicator DOWN, unless the queue sets its own max-lag. */
         private Duration maxLag = Duration.ofMinutes(5);
 
-        /** How long the insert listener may be disconnected before health is OUT_OF_SERVICE (jobs still run by polling). */
+        /** How long the insert listener may be disconnected before the workrow health details call wake-ups degraded (jobs still run by polling; health stays UP). */
         private Duration listenerTimeout = Duration.ofMinutes(1);
+
+        public boolean isLagEnabled() {
+            return lagEnabled;
+        }
+
+        public void setLagEnabled(boolean lagEnabled) {
+            this.lagEnabled = lagEnabled;
+        }
 
         public Duration getMaxLag() {
             return maxLag;
@@ -270,7 +292,18 @@ public class WorkrowProperties {
         /** Attempts a job gets before it is dead, unless the enqueue request says otherwise. */
         private int maxAttempts = 5;
 
+        /** Longest a handler may run before it is interrupted and its attempt fails; unset for no limit. */
+        private Duration timeout;
+
         private final Backoff backoff = new Backoff();
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
 
         public int getConcurrency() {
             return concurrency;
@@ -364,8 +397,19 @@ public class WorkrowProperties {
         /** How long a claim on a job of this queue lasts before another worker may take it. */
         private Duration lease;
 
-        /** Lag above which this queue makes the workrow health indicator DOWN; defaults to workrow.health.max-lag. */
+        /** Lag above which this queue makes the workrowLag health indicator DOWN; defaults to workrow.health.max-lag. */
         private Duration maxLag;
+
+        /** Longest a handler of this queue may run before it is interrupted and its attempt fails. */
+        private Duration timeout;
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
 
         private final QueueBackoff backoff = new QueueBackoff();
 

@@ -35,6 +35,11 @@ public final class WorkrowSettings {
                     properties.getMaxPayloadSize(), "must be between 1B and 2GB");
         }
         positive("workrow.sweeper.interval", properties.getSweeper().getInterval());
+        positive("workrow.statement-timeout", properties.getStatementTimeout());
+        if (properties.getStatementTimeout().toMillis() < 1000) {
+            throw new InvalidConfigurationPropertyValueException("workrow.statement-timeout",
+                    properties.getStatementTimeout(), "must be at least 1s (a JDBC query timeout counts whole seconds)");
+        }
         WorkrowProperties.Retention retention = properties.getRetention();
         positive("workrow.retention.completed", retention.getCompleted());
         positive("workrow.retention.dead", retention.getDead());
@@ -48,7 +53,7 @@ public final class WorkrowSettings {
         WorkrowProperties.Backoff backoff = given.getBackoff();
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
-                backoff.getMax(), backoff.getJitter());
+                backoff.getMax(), backoff.getJitter(), given.getTimeout());
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -86,7 +91,19 @@ public final class WorkrowSettings {
         return queues.getOrDefault(queue, defaults).maxAttempts();
     }
 
-    /** The lag above which {@code queue} makes health DOWN. */
+    /** The retry backoff of each queue with settings of its own. */
+    public Map<String, RetryBackoff> queueBackoffs() {
+        Map<String, RetryBackoff> backoffs = new LinkedHashMap<>();
+        queues.forEach((name, queue) -> backoffs.put(name, queue.options().backoff()));
+        return backoffs;
+    }
+
+    /** The retry backoff of queues without settings of their own. */
+    public RetryBackoff defaultBackoff() {
+        return defaults.options().backoff();
+    }
+
+    /** The lag above which {@code queue} makes the workrowLag indicator DOWN. */
     public Duration maxLag(String queue) {
         WorkrowProperties.Queue own = properties.getQueues().get(queue);
         return own != null && own.getMaxLag() != null ? own.getMaxLag() : properties.getHealth().getMaxLag();
@@ -139,13 +156,21 @@ public final class WorkrowSettings {
 
     /** One queue's resolved settings; {@code prefix} names them in errors. */
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
-            Duration initial, double multiplier, Duration max, double jitter) {
+            Duration initial, double multiplier, Duration max, double jitter, Duration timeout) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
             atLeast(prefix + ".batch-size", 1, batchSize);
             atLeast(prefix + ".max-attempts", 1, maxAttempts);
-            positive(prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease", lease);
+            String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
+            positive(leaseKey, lease);
+            if (lease.compareTo(QueueOptions.MIN_LEASE) < 0) {
+                throw new InvalidConfigurationPropertyValueException(leaseKey, lease, "must be at least "
+                        + QueueOptions.MIN_LEASE.toSeconds() + "s (renewals run every third of it)");
+            }
+            if (timeout != null) {
+                positive(prefix + ".timeout", timeout);
+            }
             positive(prefix + ".backoff.initial", initial);
             positive(prefix + ".backoff.max", max);
             if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
@@ -168,11 +193,12 @@ public final class WorkrowSettings {
                     or(queue.getConcurrency(), concurrency), or(queue.getBatchSize(), batchSize),
                     or(queue.getMaxAttempts(), maxAttempts), or(queue.getLease(), lease),
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
-                    or(backoff.getMax(), max), or(backoff.getJitter(), jitter));
+                    or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout));
         }
 
         QueueOptions options() {
-            return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter));
+            return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
+                    timeout);
         }
 
         private static <T> T or(T value, T fallback) {

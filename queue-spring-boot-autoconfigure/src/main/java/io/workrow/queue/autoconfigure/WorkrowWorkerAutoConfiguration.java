@@ -4,8 +4,8 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.HandlerMethod;
-import io.workrow.queue.spring.handler.QueueHandlerBeanPostProcessor;
-import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
+import io.workrow.queue.spring.handler.HandlerTransactionManagers;
+import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;
 import io.workrow.queue.spring.handler.SpringHandlerTransaction;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
@@ -36,20 +36,21 @@ public final class WorkrowWorkerAutoConfiguration {
     private static final Logger log = LoggerFactory.getLogger(WorkrowWorkerAutoConfiguration.class);
 
     @Bean
-    static QueueHandlerBeanPostProcessor queueHandlerBeanPostProcessor() {
-        return new QueueHandlerBeanPostProcessor();
+    @ConditionalOnMissingBean
+    QueueHandlerDiscoverer queueHandlerDiscoverer() {
+        return new QueueHandlerDiscoverer();
     }
 
     @Bean
     @ConditionalOnMissingBean
     WorkerRuntimeLifecycle workrowWorkerRuntime(DataSource dataSource, JobStore store, PayloadCodec codec,
-            WorkrowSettings settings, QueueHandlerBeanPostProcessor handlers,
-            ObjectProvider<PlatformTransactionManager> transactionManager, ObjectProvider<QueueMetrics> metrics,
+            WorkrowSettings settings, QueueHandlerDiscoverer handlers,
+            ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<QueueMetrics> metrics,
             ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
-                    .schema(store.schema().name())
+                    .store(store)
                     .codec(codec)
                     .pollInterval(properties.getPollInterval())
                     .shutdownTimeout(properties.getShutdownTimeout())
@@ -58,10 +59,10 @@ public final class WorkrowWorkerAutoConfiguration {
                     .observer(observer.getIfAvailable(() -> JobObserver.NOOP));
             // An ErrorDescriber bean replaces how exceptions become last_error: the redaction hook.
             errorDescriber.ifAvailable(builder::errorDescriber);
+            HandlerTransactionManagers managers = new HandlerTransactionManagers(dataSource, transactionManagers);
             for (HandlerMethod handler : handlers.handlers()) {
                 HandlerTransaction transaction = handler.isTransactional()
-                        ? new SpringHandlerTransaction(transactionManagerFor(handler, transactionManager),
-                                "workrow:" + handler.queue())
+                        ? new SpringHandlerTransaction(managers.managerFor(handler), "workrow:" + handler.queue())
                         : null;
                 builder.handler(new HandlerRegistration(handler.queue(), handler.payloadType(), handler,
                         settings.queueOptions(handler.queue()), transaction, handler.description()));
@@ -72,15 +73,5 @@ public final class WorkrowWorkerAutoConfiguration {
                             + " in this application", queue));
             return builder.build();
         });
-    }
-
-    private static PlatformTransactionManager transactionManagerFor(HandlerMethod handler,
-            ObjectProvider<PlatformTransactionManager> transactionManager) {
-        PlatformTransactionManager manager = transactionManager.getIfUnique();
-        if (manager == null) {
-            throw new QueueHandlerDefinitionException("@QueueHandler method " + handler.description()
-                    + " is transactional but the application has no single PlatformTransactionManager bean");
-        }
-        return manager;
     }
 }

@@ -15,6 +15,7 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.actuate.WorkrowEndpoint;
 import io.workrow.queue.spring.actuate.WorkrowHealthIndicator;
+import io.workrow.queue.spring.actuate.WorkrowLagHealthIndicator;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
@@ -108,10 +109,11 @@ class WorkrowObservabilityTests {
     }
 
     @Test
-    void healthIsDownWhenAQueueLagsBeyondItsMaxLagButNotWhenPaused() {
-        runner.withPropertyValues("workrow.health.max-lag=1h", "workrow.queues.reports.max-lag=30s").run(context -> {
-            WorkrowHealthIndicator health = context.getBean(WorkrowHealthIndicator.class);
-            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+    void nodeHealthIgnoresQueueLagWhichTheOptInLagIndicatorReportsDown() {
+        runner.withPropertyValues("workrow.health.max-lag=1h", "workrow.queues.reports.max-lag=30s",
+                "workrow.health.lag-enabled=true").run(context -> {
+            WorkrowHealthIndicator node = context.getBean(WorkrowHealthIndicator.class);
+            WorkrowLagHealthIndicator lag = context.getBean(WorkrowLagHealthIndicator.class);
 
             // No handler here: the jobs wait. One queue is 60 s behind; its limit is 30 s.
             JobQueue jobQueue = context.getBean(JobQueue.class);
@@ -119,30 +121,35 @@ class WorkrowObservabilityTests {
             jobQueue.enqueue("emails", new Ping(2));
             database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '60 seconds'");
 
-            Health lagging = health.health(true);
+            assertThat(node.health(true).getStatus()).as("a backlog never takes the node out").isEqualTo(Status.UP);
+            Health lagging = lag.health(true);
             assertThat(lagging.getStatus()).isEqualTo(Status.DOWN);
             assertThat(lagging.getDetails()).containsEntry("laggingQueues", List.of("reports"));
             @SuppressWarnings("unchecked")
             Map<String, Map<String, Object>> queues = (Map<String, Map<String, Object>>) lagging.getDetails().get("queues");
             assertThat(queues.get("reports")).containsEntry("pending", 1L).containsEntry("maxLagSeconds", 30L);
             assertThat((Double) queues.get("reports").get("lagSeconds")).isGreaterThanOrEqualTo(59.0);
-
-            context.getBean(QueueAdmin.class).pause("reports", "on purpose");
-            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+            database.jdbc().update("DELETE FROM workrow_job");
         });
+    }
+
+    @Test
+    void theLagIndicatorIsOffUnlessAskedFor() {
+        runner.run(context -> assertThat(context).doesNotHaveBean(WorkrowLagHealthIndicator.class)
+                .hasSingleBean(WorkrowHealthIndicator.class));
     }
 
     @Test
     void healthIsDownWhenTheDatabaseIsUnreachable() {
         WorkrowHealthIndicator health = new WorkrowHealthIndicator(new JobStore(unreachable(), database.schema()),
-                queue -> Duration.ofMinutes(5), () -> null, Duration.ofMinutes(1));
+                () -> null, Duration.ofMinutes(1));
         Health result = health.health(true);
         assertThat(result.getStatus()).isEqualTo(Status.DOWN);
         assertThat(result.getDetails()).containsKey("error");
     }
 
     @Test
-    void healthIsOutOfServiceWhenTheListenerStaysDisconnected() {
+    void aLostWakeUpConnectionIsADetailNotADownNode() {
         WorkerRuntime cutOff = WorkerRuntime.builder(unreachable())
                 .schema("public")
                 .pollInterval(Duration.ofSeconds(30))
@@ -150,11 +157,11 @@ class WorkrowObservabilityTests {
                 .build();
         cutOff.start();
         try {
-            WorkrowHealthIndicator health = new WorkrowHealthIndicator(database.store(), queue -> Duration.ofMinutes(5),
-                    () -> cutOff, Duration.ofMillis(200));
-            await().atMost(Duration.ofSeconds(10))
-                    .until(() -> health.health(true).getStatus().equals(Status.OUT_OF_SERVICE));
-            assertThat(health.health(true).getDetails().get("listener").toString()).startsWith("disconnected for");
+            WorkrowHealthIndicator health = new WorkrowHealthIndicator(database.store(), () -> cutOff,
+                    Duration.ofMillis(200));
+            await().atMost(Duration.ofSeconds(10)).until(() -> health.health(true).getDetails().get("wakeUps")
+                    .toString().startsWith("degraded"));
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
         } finally {
             cutOff.stop();
         }

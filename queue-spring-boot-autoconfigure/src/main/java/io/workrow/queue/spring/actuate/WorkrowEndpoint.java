@@ -3,6 +3,7 @@ package io.workrow.queue.spring.actuate;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
+import io.workrow.queue.client.QueueNames;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -20,18 +21,20 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause.</li>
  * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
- * whose last error contains the text ({@code limit}, default 100).</li>
+ * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
  * {@code {"error":"503"}}; {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
  * optional {@code {"reason":"..."}}; {@code .../resume}.</li>
  * </ul>
- * Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
+ * Writes act only on jobs of the queue in the path: retrying or cancelling job 42 through another
+ * queue's path changes nothing. Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
  * and should sit behind the application's security (see docs/operations.md).
  */
 @Endpoint(id = "workrow", defaultAccess = Access.READ_ONLY)
 public class WorkrowEndpoint {
 
     private static final int DEFAULT_LIMIT = 100;
+    private static final int MAX_LIMIT = 1000;
 
     private final QueueAdmin admin;
 
@@ -48,6 +51,10 @@ public class WorkrowEndpoint {
     public List<JobSummary> jobs(@Selector String queue, @Selector String state, @Nullable String error,
             @Nullable Integer limit) {
         int rows = limit == null ? DEFAULT_LIMIT : limit;
+        if (rows < 1 || rows > MAX_LIMIT) {
+            throw new InvalidEndpointRequestException("limit must be between 1 and " + MAX_LIMIT + ", was " + rows,
+                    "Give a limit between 1 and " + MAX_LIMIT);
+        }
         return switch (state) {
             case "running" -> admin.runningJobs(queue, rows);
             case "dead" -> admin.deadJobs(queue, error, rows);
@@ -59,10 +66,15 @@ public class WorkrowEndpoint {
     @WriteOperation
     public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
             @Nullable String error, @Nullable Long id, @Nullable String reason) {
+        try {
+            QueueNames.check(queue);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidEndpointRequestException(e.getMessage(), "Name an existing queue in the path");
+        }
         return switch (action) {
             case "retry" -> {
                 if (ids != null) {
-                    yield Map.of("queue", queue, "retried", admin.retryDead(Arrays.asList(ids)));
+                    yield Map.of("queue", queue, "retried", admin.retryDead(queue, Arrays.asList(ids)));
                 }
                 if (error != null) {
                     yield Map.of("queue", queue, "retried", admin.retryDead(queue, error));
@@ -74,7 +86,7 @@ public class WorkrowEndpoint {
                 if (id == null) {
                     throw new InvalidEndpointRequestException("cancel needs id", "Give \"id\": <job id>");
                 }
-                yield Map.of("id", id, "cancelled", admin.cancel(id));
+                yield Map.of("id", id, "queue", queue, "cancelled", admin.cancel(queue, id));
             }
             case "pause" -> {
                 admin.pause(queue, reason);

@@ -1,86 +1,60 @@
 package io.workrow.queue.spring.actuate;
 
 import io.workrow.queue.store.JobStore;
-import io.workrow.queue.store.QueueDepth;
 import io.workrow.queue.worker.WorkerRuntime;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.function.Function;
 import java.util.function.Supplier;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * The {@code workrow} health indicator.
+ * The {@code workrow} health indicator: facts about this node only, so that a backlog or a slow
+ * queue never takes every node out of a load balancer at once.
  * <ul>
- * <li><b>DOWN</b> when the database cannot be queried, or when a queue that is not paused has
- * a lag (age of its oldest due pending job) above its {@code max-lag}.</li>
- * <li><b>OUT_OF_SERVICE</b> when this node's insert listener has been disconnected longer than
- * {@code workrow.health.listener-timeout}: jobs still run, found by polling, but later, and the
- * cause (database connectivity, a proxy that drops LISTEN) needs a look.</li>
- * <li><b>UP</b> otherwise.</li>
+ * <li><b>DOWN</b> when the database (Workrow's table) cannot be reached, or a poller thread of
+ * this node has died.</li>
+ * <li><b>UP</b> otherwise. The wake-up connection is a detail: while it is down, jobs still run,
+ * found by polling, only later, and {@code wakeUps} says {@code degraded} once it has been down
+ * longer than {@code workrow.health.listener-timeout}.</li>
  * </ul>
- * Details give each queue's pending, running and dead jobs, its lag and whether it is paused.
+ * Queue lag is the separate, opt-in {@link WorkrowLagHealthIndicator}.
  */
 public final class WorkrowHealthIndicator extends AbstractHealthIndicator {
 
     private final JobStore store;
-    private final Function<String, Duration> maxLag;
     private final Supplier<WorkerRuntime> runtime;
     private final Duration listenerTimeout;
 
-    /**
-     * @param maxLag the lag limit of each queue
-     * @param runtime this node's worker runtime, or a supplier of {@code null} on nodes without workers
-     */
-    public WorkrowHealthIndicator(JobStore store, Function<String, Duration> maxLag, Supplier<WorkerRuntime> runtime,
-            Duration listenerTimeout) {
+    /** @param runtime this node's worker runtime, or a supplier of {@code null} on nodes without workers */
+    public WorkrowHealthIndicator(JobStore store, Supplier<WorkerRuntime> runtime, Duration listenerTimeout) {
         super("Workrow health check failed");
         this.store = store;
-        this.maxLag = maxLag;
         this.runtime = runtime;
         this.listenerTimeout = listenerTimeout;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        List<QueueDepth> depths = store.queueDepth();
-        Set<String> paused = new TreeSet<>(store.pausedQueues());
-        Map<String, Object> queues = new LinkedHashMap<>();
-        List<String> lagging = new ArrayList<>();
-        for (QueueDepth depth : depths) {
-            Duration limit = maxLag.apply(depth.queue());
-            boolean isPaused = paused.contains(depth.queue());
-            Map<String, Object> details = new LinkedHashMap<>();
-            details.put("pending", depth.pending());
-            details.put("running", depth.running());
-            details.put("dead", depth.dead());
-            details.put("lagSeconds", depth.lag().toMillis() / 1000.0);
-            details.put("maxLagSeconds", limit.toSeconds());
-            details.put("paused", isPaused);
-            queues.put(depth.queue(), details);
-            if (!isPaused && depth.lag().compareTo(limit) > 0) {
-                lagging.add(depth.queue());
-            }
-        }
+        store.tableCheck(); // throws when the database cannot be reached: DOWN with the error
         WorkerRuntime worker = runtime.get();
-        Duration listenerDown = worker == null ? Duration.ZERO : worker.listenerDisconnectedFor();
-        if (!lagging.isEmpty()) {
-            builder.down().withDetail("laggingQueues", lagging);
-        } else if (listenerDown.compareTo(listenerTimeout) > 0) {
-            builder.outOfService();
-        } else {
+        if (worker == null) {
+            builder.up().withDetail("workers", "none on this node");
+            return;
+        }
+        if (worker.deadPollers().isEmpty()) {
             builder.up();
+        } else {
+            builder.down().withDetail("deadPollers", worker.deadPollers());
         }
-        if (worker != null) {
-            builder.withDetail("listener", worker.isListenerConnected() ? "connected"
-                    : "disconnected for " + listenerDown.toSeconds() + "s");
+        builder.withDetail("worker", worker.workerId()).withDetail("inFlight", worker.inFlightCount());
+        if (!worker.isListening()) {
+            builder.withDetail("wakeUps", "polling only");
+        } else if (worker.isListenerConnected()) {
+            builder.withDetail("wakeUps", "listening");
+        } else {
+            Duration down = worker.listenerDisconnectedFor();
+            builder.withDetail("wakeUps", (down.compareTo(listenerTimeout) > 0 ? "degraded" : "reconnecting")
+                    + ": listener disconnected for " + down.toSeconds() + "s; jobs are found by polling");
         }
-        builder.withDetail("pausedQueues", paused).withDetail("queues", queues);
     }
 }

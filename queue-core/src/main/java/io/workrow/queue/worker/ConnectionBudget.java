@@ -1,0 +1,62 @@
+package io.workrow.queue.worker;
+
+import java.lang.reflect.Method;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How many connections a runtime may hold at once, and a start-up warning when the pool is
+ * smaller: the listener holds one for good; each poller, the result writer, the lease keeper and
+ * maintenance borrow one per statement; every transactional handler holds one while it runs.
+ * A pool below that makes handlers, claims and renewals queue for connections, and a renewal that
+ * waits too long costs a lease.
+ */
+final class ConnectionBudget {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectionBudget.class);
+
+    private final DataSource dataSource;
+    private final boolean listening;
+    private final int pollers;
+    private final int transactionalHandlers;
+
+    ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers) {
+        this.dataSource = dataSource;
+        this.listening = listening;
+        this.pollers = pollers;
+        this.transactionalHandlers = transactionalHandlers;
+    }
+
+    /** Connections this runtime may hold at once: listener, pollers, writer, keeper, maintenance, transactional handlers. */
+    int needed() {
+        return (listening ? 1 : 0) + pollers + 3 + transactionalHandlers;
+    }
+
+    void warnIfShort() {
+        Integer poolSize = maximumPoolSize(dataSource);
+        if (poolSize != null && poolSize < needed()) {
+            log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
+                    + " pollers {}, result writer 1, lease keeper 1, maintenance 1, transactional handlers {}),"
+                    + " besides what the application itself uses. Raise the pool's maximum size (for Hikari,"
+                    + " spring.datasource.hikari.maximum-pool-size) or lower the concurrency of transactional"
+                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, transactionalHandlers);
+        }
+    }
+
+    /** The pool's maximum size when the DataSource says (Hikari and most pools name it so), else null. */
+    static Integer maximumPoolSize(DataSource dataSource) {
+        for (String name : new String[] {"getMaximumPoolSize", "getMaxTotal", "getMaxActive"}) {
+            try {
+                Method method = dataSource.getClass().getMethod(name);
+                Object value = method.invoke(dataSource);
+                if (value instanceof Integer size && size > 0) {
+                    return size;
+                }
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                // not this pool's accessor
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,134 @@
+package io.workrow.queue.worker;
+
+import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.HeldJob;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One job this runtime holds, from claim until its outcome is recorded: the job, the thread its
+ * handler runs on while it runs, the lease its renewals ask for, and why it was asked to stop.
+ * Only the handler's own thread attaches and detaches; anyone may ask it to stop, which
+ * interrupts the handler if it is still running (and never a thread that has moved on to other
+ * work).
+ */
+final class RunningJob {
+
+    /** Why a running handler was asked to stop. */
+    enum Stop {
+        /** A renewal found the token gone: the sweeper gave the job to another worker. */
+        LEASE_LOST,
+        /** An operator cancelled the job. */
+        CANCELLED,
+        /** The handler ran past its queue's {@code timeout}. */
+        TIMED_OUT,
+        /** The runtime is stopping and the shutdown timeout has passed. */
+        SHUTDOWN
+    }
+
+    private final ClaimedJob job;
+    private final HandlerRegistration registration;
+    private final AtomicReference<Stop> stop = new AtomicReference<>();
+    private volatile Duration lease;
+    private volatile long startedNanos;
+    private volatile boolean finishing;
+    private Thread thread;
+
+    RunningJob(ClaimedJob job, HandlerRegistration registration) {
+        this.job = job;
+        this.registration = registration;
+        this.lease = registration.options().lease();
+    }
+
+    ClaimedJob job() {
+        return job;
+    }
+
+    long id() {
+        return job.id();
+    }
+
+    HandlerRegistration registration() {
+        return registration;
+    }
+
+    HeldJob held() {
+        return new HeldJob(job.id(), job.leaseToken());
+    }
+
+    /** The lease each renewal asks for: the queue's, or longer when the handler extended it. */
+    Duration lease() {
+        return lease;
+    }
+
+    void extendLeaseTo(Duration requested) {
+        if (requested.compareTo(lease) > 0) {
+            lease = requested;
+        }
+    }
+
+    /** Called on the handler's thread before the handler runs. */
+    synchronized void attach(Thread handlerThread) {
+        startedNanos = System.nanoTime();
+        thread = handlerThread;
+        if (stop.get() != null) {
+            handlerThread.interrupt();
+        }
+    }
+
+    /**
+     * Called on the handler's thread when the handler has returned or thrown: from here on no stop
+     * request interrupts it, and an interrupt that arrived too late is cleared, so a pooled thread
+     * starts its next job clean.
+     */
+    synchronized void detach() {
+        thread = null;
+        finishing = true;
+        Thread.interrupted();
+    }
+
+    /** Whether a handler thread is still running this job's handler. */
+    synchronized boolean handlerRunning() {
+        return thread != null;
+    }
+
+    /** Whether the outcome has been decided and handed to the result writer. */
+    boolean finishing() {
+        return finishing;
+    }
+
+    /** How long the handler has run so far (zero before it started). */
+    Duration runningFor() {
+        long started = startedNanos;
+        return started == 0 ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    /** Asks the handler to stop for {@code reason}; the first reason wins. Returns whether it was the first. */
+    boolean requestStop(Stop reason) {
+        if (!stop.compareAndSet(null, reason)) {
+            return false;
+        }
+        synchronized (this) {
+            if (thread != null) {
+                thread.interrupt();
+            }
+        }
+        return true;
+    }
+
+    /** Why the handler was asked to stop, or {@code null}. */
+    Stop stopReason() {
+        return stop.get();
+    }
+
+    /** Whether the job is no longer this worker's to finish (its lease was lost or it was cancelled). */
+    boolean lost() {
+        Stop reason = stop.get();
+        return reason == Stop.LEASE_LOST || reason == Stop.CANCELLED;
+    }
+
+    @Override
+    public String toString() {
+        return "job=" + job.id() + " queue=" + job.queue() + " attempt=" + job.attempt() + "/" + job.maxAttempts();
+    }
+}
