@@ -113,4 +113,54 @@ class TransactionalHandlerTests {
         }
         assertThat(ledgerRows()).isZero();
     }
+
+    @Test
+    void aStepSavedInsideTheHandlersTransactionSurvivesItsRollback() {
+        long id = jobQueue.enqueue("payments", new Payment("step"));
+        WorkerRuntime runtime = runtime((payment, job) -> {
+            if (job.attempt() == 1) {
+                job.saveStep("charged");
+                throw new IllegalStateException("mail server down");
+            }
+            assertThat(job.step()).isEqualTo("charged");
+        });
+        runtime.start();
+        try {
+            await().atMost(Duration.ofSeconds(15)).until(() -> "completed".equals(status(id)));
+            assertThat(database.jdbc().queryForObject("SELECT step FROM workrow_job WHERE id = ?", String.class, id))
+                    .isEqualTo("charged");
+        } finally {
+            runtime.stop();
+        }
+    }
+
+    @Test
+    void anExtendedLeaseIsSeenByOtherSessionsAndCancelDoesNotWaitOnTheHandler() throws Exception {
+        long id = jobQueue.enqueue("payments", new Payment("hang"));
+        java.util.concurrent.CountDownLatch extended = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean sawCancel = new java.util.concurrent.atomic.AtomicBoolean();
+        WorkerRuntime runtime = runtime((payment, job) -> {
+            job.extendLease(Duration.ofHours(2));
+            extended.countDown();
+            try {
+                Thread.sleep(30_000);
+            } catch (InterruptedException e) {
+                sawCancel.set(job.isCancelled());
+                throw e;
+            }
+        });
+        runtime.start();
+        try {
+            assertThat(extended.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(database.jdbc().queryForObject("SELECT lease_expires_at > now() + interval '119 minutes'"
+                    + " FROM workrow_job WHERE id = ?", Boolean.class, id)).as("committed on its own").isTrue();
+            long before = System.nanoTime();
+            assertThat(new io.workrow.queue.client.JdbcQueueAdmin(database.store()).cancel("payments", id)).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - before)).isLessThan(Duration.ofSeconds(2));
+            await().atMost(Duration.ofSeconds(5)).untilTrue(sawCancel);
+            assertThat(status(id)).isEqualTo("cancelled");
+        } finally {
+            runtime.stop();
+        }
+    }
 }
