@@ -1,0 +1,213 @@
+package io.workrow.queue.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The one result path: locked rows, backpressure and database errors. */
+class ResultWriterTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    record Task(int n) {
+    }
+
+    private final JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+
+    @BeforeEach
+    void cleanUp() {
+        database.deleteAllJobs();
+    }
+
+    @Test
+    void rowsLockedElsewhereHoldTheirSlotsUntilTheLockGoesAndThenComplete() throws Exception {
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            ids.add(jobQueue.enqueue("locked", new Task(i)));
+        }
+        CountDownLatch firstTwoRunning = new CountDownLatch(2);
+        CountDownLatch locksTaken = new CountDownLatch(1);
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .pollInterval(Duration.ofMillis(50))
+                .handler("locked", Task.class, (task, job) -> {
+                    if (job.id() == ids.get(0) || job.id() == ids.get(1)) {
+                        firstTwoRunning.countDown();
+                        locksTaken.await();
+                    }
+                }, QueueOptions.defaults().withConcurrency(2).withLease(Duration.ofSeconds(3)))
+                .build();
+        try (Connection operator = database.dataSource().getConnection()) {
+            runtime.start();
+            assertThat(firstTwoRunning.await(10, TimeUnit.SECONDS)).isTrue();
+            // An operator's session holds both rows, as a forgotten psql transaction would.
+            operator.setAutoCommit(false);
+            operator.createStatement().execute("SELECT * FROM workrow_job WHERE id IN (" + ids.get(0) + ", "
+                    + ids.get(1) + ") FOR UPDATE");
+            locksTaken.countDown();
+
+            // Both handlers returned, but their outcomes cannot be written: their slots stay taken
+            // (bounded memory, no claims beyond the concurrency) and the writer keeps trying.
+            Thread.sleep(2_000);
+            assertThat(runtime.inFlightCount()).isEqualTo(2);
+            assertThat(count("running")).isEqualTo(2);
+            assertThat(count("pending")).isEqualTo(8);
+            assertThat(database.jdbc().queryForList("SELECT DISTINCT claimed_by FROM workrow_job WHERE status ="
+                    + " 'running'", String.class)).containsExactly(runtime.workerId());
+
+            operator.rollback();
+            await().atMost(Duration.ofSeconds(10)).until(() -> count("completed") == 10);
+            assertThat(database.jdbc().queryForObject("SELECT max(attempts) FROM workrow_job", Integer.class))
+                    .isEqualTo(1);
+        } finally {
+            runtime.stop();
+        }
+    }
+
+    @Test
+    void oneLockedRowStallsNoOtherCompletion() throws Exception {
+        long lockedId = jobQueue.enqueue("busy", new Task(0));
+        for (int i = 1; i < 20; i++) {
+            jobQueue.enqueue("busy", new Task(i));
+        }
+        CountDownLatch lockedRunning = new CountDownLatch(1);
+        CountDownLatch lockTaken = new CountDownLatch(1);
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .pollInterval(Duration.ofMillis(50))
+                .handler("busy", Task.class, (task, job) -> {
+                    if (job.id() == lockedId) {
+                        lockedRunning.countDown();
+                        lockTaken.await();
+                    }
+                }, QueueOptions.defaults().withConcurrency(4))
+                .build();
+        try (Connection operator = database.dataSource().getConnection()) {
+            runtime.start();
+            assertThat(lockedRunning.await(10, TimeUnit.SECONDS)).isTrue();
+            operator.setAutoCommit(false);
+            operator.createStatement().execute("SELECT * FROM workrow_job WHERE id = " + lockedId + " FOR UPDATE");
+            lockTaken.countDown();
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> count("completed") == 19);
+            assertThat(count("running")).isEqualTo(1);
+            operator.rollback();
+            await().atMost(Duration.ofSeconds(10)).until(() -> count("completed") == 20);
+        } finally {
+            runtime.stop();
+        }
+    }
+
+    @Test
+    void aFailureIsRecordedWithItsRealErrorOnceTheDatabaseComesBack() throws Exception {
+        long id = jobQueue.enqueue("blip", new Task(1));
+        FlakyDataSource flaky = new FlakyDataSource(database.dataSource());
+        CountDownLatch handlerRunning = new CountDownLatch(1);
+        CountDownLatch databaseDown = new CountDownLatch(1);
+        WorkerRuntime runtime = WorkerRuntime.builder(flaky)
+                .listenNotify(false)
+                .handler("blip", Task.class, (task, job) -> {
+                    handlerRunning.countDown();
+                    databaseDown.await();
+                    throw new IllegalStateException("payment gateway said no");
+                }, QueueOptions.defaults().withBackoff(new RetryBackoff(Duration.ofHours(1), 2.0, Duration.ofHours(1), 0)))
+                .build();
+        runtime.start();
+        try {
+            assertThat(handlerRunning.await(10, TimeUnit.SECONDS)).isTrue();
+            flaky.down.set(true);
+            databaseDown.countDown();
+            Thread.sleep(1_000); // the writer tries, fails, backs off
+            assertThat(runtime.inFlightCount()).isEqualTo(1);
+            flaky.down.set(false);
+
+            await().atMost(Duration.ofSeconds(15)).until(() -> runtime.inFlightCount() == 0);
+            assertThat(database.jdbc().queryForMap("SELECT status, last_error FROM workrow_job WHERE id = ?", id))
+                    .containsEntry("status", "pending")
+                    .containsEntry("last_error", "java.lang.IllegalStateException: payment gateway said no");
+        } finally {
+            runtime.stop();
+        }
+    }
+
+    private int count(String status) {
+        return database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE status = ?", Integer.class,
+                status);
+    }
+
+    /** A DataSource whose connections can be refused for a while, as during a failover. */
+    static final class FlakyDataSource implements DataSource {
+
+        final AtomicBoolean down = new AtomicBoolean();
+        private final DataSource target;
+
+        FlakyDataSource(DataSource target) {
+            this.target = target;
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            if (down.get()) {
+                throw new SQLTransientConnectionException("database unreachable (test)");
+            }
+            return target.getConnection();
+        }
+
+        @Override
+        public Connection getConnection(String username, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() throws SQLException {
+            return target.getLogWriter();
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) throws SQLException {
+            target.setLogWriter(out);
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) throws SQLException {
+            target.setLoginTimeout(seconds);
+        }
+
+        @Override
+        public int getLoginTimeout() throws SQLException {
+            return target.getLoginTimeout();
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            return target.unwrap(iface);
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+}
