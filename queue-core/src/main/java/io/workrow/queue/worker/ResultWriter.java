@@ -328,8 +328,9 @@ final class ResultWriter {
             case DISCARDED -> log.warn("{} discarded, now dead: {}", job, result.error());
             case RELEASED -> log.info("{} released at shutdown; now {}", job, status.columnValue());
             case CANCELLED -> log.info("{} was cancelled while its handler ran; nothing recorded", job);
-            case LEASE_LOST -> log.info("{} ended after this worker lost its lease; its {} was not recorded",
-                    job, result.kind().name().toLowerCase(java.util.Locale.ROOT));
+            case LEASE_LOST -> log.info(result.kind() == JobResult.Kind.ABANDON
+                    ? "{} stopped after this worker lost its lease; nothing recorded"
+                    : "{} finished after this worker lost its lease; its outcome was not recorded", job);
             default -> {
             }
         }
