@@ -113,10 +113,11 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         List<ClaimedJob> claimed = store.claim(queue(), workerId, wanted, options.lease());
-        metrics.claimed(queue(), claimed.size());
+        // Dispatch before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedJob job : claimed) {
             dispatch(job);
         }
+        metrics.claimed(queue(), claimed.size());
         boolean full = claimed.size() == wanted;
         if (!full && running) {
             // Nothing more is due: sleep until an insert notification or the safety-net poll.

@@ -125,4 +125,24 @@ class ObservationJobObserverTests {
         MutableSpan jobSpan = spans.stream().filter(s -> "ping process".equals(s.name())).findFirst().orElseThrow();
         assertThat(jobSpan.parentId()).isNull();
     }
+
+    @Test
+    void aRunInterruptedByShutdownIsTaggedReleased() {
+        JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+        jobQueue.enqueue("nap", new Ping("long"));
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .observer(new ObservationJobObserver(registry))
+                .shutdownTimeout(Duration.ofMillis(200))
+                .handler("nap", Ping.class, (ping, job) -> {
+                    running.countDown();
+                    Thread.sleep(60_000);
+                }, QueueOptions.defaults())
+                .build();
+        runtime.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> running.getCount() == 0);
+        runtime.stop();
+        MutableSpan jobSpan = spans.stream().filter(s -> "nap process".equals(s.name())).findFirst().orElseThrow();
+        assertThat(jobSpan.tags()).containsEntry("outcome", "released");
+    }
 }

@@ -2,6 +2,7 @@ package io.workrow.queue.autoconfigure;
 
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.client.QueueNames;
+import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
@@ -128,12 +129,19 @@ public final class WorkrowSettings {
     }
 
     static SqlIdentifier schema(String value) {
+        SqlIdentifier schema;
         try {
-            return SqlIdentifier.of("workrow.schema", value);
+            schema = SqlIdentifier.of("workrow.schema", value);
         } catch (IllegalArgumentException e) {
             throw new InvalidConfigurationPropertyValueException("workrow.schema", value,
                     "must be a plain lowercase SQL identifier (letters, digits, '_'; at most 63 bytes)");
         }
+        try {
+            NotifyChannel.of(schema);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfigurationPropertyValueException("workrow.schema", value, e.getMessage());
+        }
+        return schema;
     }
 
     private static void positive(String name, Duration value) {
