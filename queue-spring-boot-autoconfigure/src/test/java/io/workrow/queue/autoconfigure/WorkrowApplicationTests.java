@@ -279,4 +279,77 @@ class WorkrowApplicationTests {
         assertThat(released.get("claimed_by")).isNull();
         assertThat(released.get("lease_expires_at")).isNull();
     }
+
+    @Test
+    void aTransactionalHandlerWhoseManagerRunsAnotherDataSourceFailsStartUpNamingIt() {
+        runner.withBean(LedgerHandlers.class)
+                .withBean("reportingTransactionManager", org.springframework.transaction.PlatformTransactionManager.class,
+                        () -> new DataSourceTransactionManager(new DelegatingDataSource(database.dataSource())))
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .hasMessageContaining("LedgerHandlers.record(Entry, JobContext) is transactional")
+                            .hasMessageContaining("no PlatformTransactionManager manages Workrow's DataSource");
+                });
+    }
+
+    static class LazyHandlers {
+        private final Recorder recorder;
+
+        LazyHandlers(Recorder recorder) {
+            this.recorder = recorder;
+        }
+
+        @QueueHandler("lazy")
+        void handle(Receipt receipt) {
+            recorder.payloads.add(receipt);
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class LazyAndScopedHandlerConfiguration {
+
+        @org.springframework.context.annotation.Bean
+        @org.springframework.context.annotation.Lazy
+        LazyHandlers lazyHandlers(Recorder recorder) {
+            return new LazyHandlers(recorder);
+        }
+
+        @org.springframework.context.annotation.Bean
+        @org.springframework.context.annotation.Scope(scopeName = "prototype",
+                proxyMode = org.springframework.context.annotation.ScopedProxyMode.TARGET_CLASS)
+        ScopedHandlers scopedHandlers(Recorder recorder) {
+            return new ScopedHandlers(recorder);
+        }
+    }
+
+    static class ScopedHandlers {
+        private final Recorder recorder;
+
+        ScopedHandlers(Recorder recorder) {
+            this.recorder = recorder;
+        }
+
+        @QueueHandler("scoped")
+        public void handle(Receipt receipt) {
+            recorder.payloads.add(receipt);
+        }
+    }
+
+    @Test
+    void lazyHandlerBeansAreFoundAndScopedProxiesCountOnce() {
+        runner.withUserConfiguration(LazyAndScopedHandlerConfiguration.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    JobQueue jobQueue = context.getBean(JobQueue.class);
+                    long lazy = jobQueue.enqueue("lazy", new Receipt(1, "lazy"));
+                    long scopedA = jobQueue.enqueue("scoped", new Receipt(2, "a"));
+                    long scopedB = jobQueue.enqueue("scoped", new Receipt(3, "b"));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(status(lazy))
+                            && "completed".equals(status(scopedA)) && "completed".equals(status(scopedB)));
+                    assertThat(context.getBean(io.workrow.queue.spring.handler.QueueHandlerDiscoverer.class).handlers())
+                            .extracting(io.workrow.queue.spring.handler.HandlerMethod::queue)
+                            .containsExactlyInAnyOrder("lazy", "scoped");
+                });
+    }
 }

@@ -143,6 +143,10 @@ class WorkrowAutoConfigurationTests {
             "workrow.retention.dead=-1d                       | workrow.retention.dead                      | PT-24H",
             "workrow.schema=public; drop table x              | workrow.schema                              | public; drop table x",
             "workrow.queues.Send_Receipt.concurrency=1        | workrow.queues                              | Send_Receipt",
+            "workrow.queues.send-receipt.timeout=0s           | workrow.queues.send-receipt.timeout         | PT0S",
+            "workrow.queues.send-receipt.lease=500ms          | workrow.queues.send-receipt.lease           | PT0.5S",
+            "workrow.statement-timeout=500ms                  | workrow.statement-timeout                   | PT0.5S",
+            "workrow.schema=ssssssssssssssssssssssssssssssssssssssssssssssssssssssss | workrow.schema | ssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
     })
     void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
         withDatabase().withPropertyValues(property).run(context -> {

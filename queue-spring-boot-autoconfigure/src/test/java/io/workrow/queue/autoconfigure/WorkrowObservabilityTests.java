@@ -1,6 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
@@ -165,6 +166,33 @@ class WorkrowObservabilityTests {
         } finally {
             cutOff.stop();
         }
+    }
+
+    @Test
+    void endpointWritesActOnlyOnTheQueueInThePathAndItsLimitIsBounded() {
+        runner.withPropertyValues("workrow.enabled=false").run(context -> {
+            JobQueue jobQueue = context.getBean(JobQueue.class);
+            long webhook = jobQueue.enqueue("webhooks", new Ping(1));
+            long email = jobQueue.enqueue("emails", new Ping(2));
+            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now(), last_error = 'x'"
+                    + " WHERE id = ?", email);
+            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+
+            assertThat(endpoint.operate("emails", "cancel", null, null, webhook, null)).containsEntry("cancelled", false);
+            assertThat(endpoint.operate("webhooks", "retry", new Long[] {email}, null, null, null))
+                    .containsEntry("retried", 0);
+            assertThat(database.jdbc().queryForList("SELECT status FROM workrow_job ORDER BY id", String.class))
+                    .containsExactly("pending", "dead");
+
+            assertThatThrownBy(() -> endpoint.jobs("emails", "dead", null, -1))
+                    .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class)
+                    .hasMessageContaining("limit must be between 1 and 1000, was -1");
+            assertThatThrownBy(() -> endpoint.jobs("emails", "dead", null, 1_000_000))
+                    .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
+            assertThatThrownBy(() -> endpoint.operate("Bad Queue!", "pause", null, null, null, null))
+                    .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
+            database.jdbc().update("DELETE FROM workrow_job");
+        });
     }
 
     @Test

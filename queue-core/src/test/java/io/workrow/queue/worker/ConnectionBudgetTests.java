@@ -1,0 +1,26 @@
+package io.workrow.queue.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.Test;
+
+class ConnectionBudgetTests {
+
+    @Test
+    void countsEveryConnectionARuntimeMayHoldAtOnce() {
+        // listener 1, two pollers, writer, keeper, maintenance, and 8 transactional handlers
+        assertThat(new ConnectionBudget(null, true, 2, 8).needed()).isEqualTo(14);
+        assertThat(new ConnectionBudget(null, false, 1, 0).needed()).isEqualTo(4);
+    }
+
+    @Test
+    void readsThePoolsMaximumSize() {
+        try (HikariDataSource hikari = new HikariDataSource()) {
+            hikari.setMaximumPoolSize(7);
+            assertThat(ConnectionBudget.maximumPoolSize(hikari)).isEqualTo(7);
+        }
+        assertThat(ConnectionBudget.maximumPoolSize(new org.springframework.jdbc.datasource.SimpleDriverDataSource()))
+                .isNull();
+    }
+}
