@@ -6,16 +6,22 @@ import java.util.Locale;
  * Where a job is in its lifecycle; the value of the {@code status} column.
  *
  * <pre>
- * pending --claim--> running --complete--> completed
- *                      |--fail, attempts left--> pending (run_at moved by the backoff)
+ * scheduled --due (promoted)--> pending --claim--> running --complete--> completed
+ *                      |--fail, attempts left--> scheduled (run_at moved by the backoff)
  *                      |--fail, attempts spent, or discard--> dead
- *                      |--lease expired (sweeper)--> pending, or dead when attempts are spent
- * pending/running --cancel--> cancelled        dead --retry (operator)--> pending
+ *                      |--lease expired (sweeper)--> scheduled (after the backoff), or dead when spent
+ *                      |--shutdown--> pending
+ * scheduled/pending/running --cancel--> cancelled        dead --retry (operator)--> pending
  * </pre>
  */
 public enum JobStatus {
 
-    /** Waiting to be claimed, possibly scheduled for later ({@code run_at} in the future). */
+    /**
+     * Due later ({@code run_at} in the future: enqueued for later, or waiting out a retry's
+     * backoff); made pending when it falls due. Kept out of the claim index so claims never read it.
+     */
+    SCHEDULED,
+    /** Due, waiting to be claimed. */
     PENDING,
     /** Claimed by a worker that holds its lease. */
     RUNNING,

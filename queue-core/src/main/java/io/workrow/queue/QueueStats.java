@@ -11,5 +11,5 @@ import java.time.Duration;
  * @param paused whether the queue is paused on every node
  */
 public record QueueStats(String queue, long pending, long due, long running, long completed, long dead,
-        long cancelled, Duration oldestDueAge, int maxAttemptsUsed, boolean paused) {
+        long cancelled, Duration oldestDueAge, int maxAttemptsUsed, boolean paused, long scheduled) {
 }

@@ -1,6 +1,5 @@
 package io.workrow.queue.client;
 
-import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
@@ -28,12 +27,12 @@ public final class JdbcQueueAdmin implements QueueAdmin {
 
     @Override
     public List<JobSummary> runningJobs(String queue, int limit) {
-        return store.list(JobStatus.RUNNING, queue, null, limit);
+        return store.listRunning(queue, limit);
     }
 
     @Override
     public List<JobSummary> deadJobs(String queue, String errorText, int limit) {
-        return store.list(JobStatus.DEAD, queue, errorText, limit);
+        return store.listDead(queue, errorText, limit);
     }
 
     @Override

@@ -32,21 +32,27 @@ final class JobSql {
      * idempotency keys. A conflicting idempotency key inserts nothing and returns nothing; the
      * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from
      * this statement ({@code statement_timestamp()}), not from the start of the enqueueing
-     * transaction, which may be long before.
+     * transaction, which may be long before. A job due later is {@code scheduled}, outside the
+     * claim index, until {@link #JOB_PROMOTE_SCHEDULED} makes it pending.
      * Served by workrow_job_idempotency_idx for the conflict check.
      */
     static final String JOB_INSERT_MANY = """
             INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
-                               payload, headers, run_at, max_attempts)
+                               payload, headers, status, run_at, max_attempts)
             SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
                    input.idempotency_key, input.payload::jsonb, input.headers::jsonb,
-                   coalesce(input.run_at::timestamptz,
-                            statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond'),
+                   CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
+                   due.run_at,
                    input.max_attempts
             FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
                         ?::text[], ?::bigint[], ?::int[])
                  WITH ORDINALITY AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
                                           payload, headers, run_at, delay_ms, max_attempts, ord)
+            CROSS JOIN LATERAL (
+                SELECT coalesce(input.run_at::timestamptz,
+                                statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
+                       AS run_at
+            ) AS due
             ORDER BY input.ord
             ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, queue, idempotency_key
@@ -66,7 +72,9 @@ final class JobSql {
 
     /**
      * Claims up to n due jobs of one queue in one statement. The CTE walks workrow_job_claim_idx in
-     * claim order and skips rows another worker has locked, so concurrent pollers never wait on or
+     * claim order and skips rows another worker has locked. Pending rows are due (jobs due later
+     * wait as scheduled), so the walk reads only what it may claim; the run_at condition stays for
+     * rows an operator made pending early, so concurrent pollers never wait on or
      * take the same row. Attempts are counted here, not at failure, so a job that kills its worker
      * still moves toward retirement. Each row gets its own new fencing token. A paused queue
      * (a row in workrow_queue_pause) claims nothing: the uncorrelated NOT EXISTS is evaluated once
@@ -139,9 +147,8 @@ final class JobSql {
 
     /**
      * Records many failed attempts in one statement, each fenced by its own token and skipping
-     * rows locked elsewhere (see {@link #JOB_COMPLETE_MANY}). A job with attempts left goes back to
-     * pending with its due time moved forward by its retry delay (a field, not a sleep, so the
-     * claim predicate stays the same); a job out of attempts, or discarded, is dead and keeps its
+     * rows locked elsewhere (see {@link #JOB_COMPLETE_MANY}). A job with attempts left is scheduled
+     * again, its due time moved forward by its retry delay (a field, not a sleep); a job out of attempts, or discarded, is dead and keeps its
      * last owner for the record. Returns each recorded id with its new status.
      */
     static final String JOB_FAIL_MANY = """
@@ -154,7 +161,8 @@ final class JobSql {
                 FOR UPDATE OF job SKIP LOCKED
             )
             UPDATE {job} AS job
-            SET status = CASE WHEN held.dead THEN 'dead' ELSE 'pending' END,
+            SET status = CASE WHEN held.dead THEN 'dead'
+                              WHEN held.retry_delay_ms > 0 THEN 'scheduled' ELSE 'pending' END,
                 run_at = CASE WHEN held.dead THEN job.run_at
                               ELSE clock_timestamp() + held.retry_delay_ms * interval '1 millisecond' END,
                 finished_at = CASE WHEN held.dead THEN clock_timestamp() END,
@@ -246,8 +254,8 @@ final class JobSql {
             """;
 
     /**
-     * Returns jobs whose lease expired to pending, or to dead when their attempts are spent, and
-     * clears the owner. A recovered job waits its queue's backoff before it runs again (the
+     * Returns jobs whose lease expired to scheduled (pending when the backoff is zero), or to dead
+     * when their attempts are spent, and clears the owner. A recovered job waits its queue's backoff before it runs again (the
      * per-queue arrays, else the default backoff): a job that kills its worker must not take the
      * next node down at once. Its {@code run_at} becomes that new due time, so queue lag counts
      * from when it is due again, not from its first due time. Served by workrow_job_lease_idx
@@ -266,31 +274,62 @@ final class JobSql {
                 SELECT *
                 FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[])
                      AS queue_backoff(queue, initial_ms, multiplier, max_ms, jitter)
+            ), recovered AS (
+                SELECT expired.id, expired.claimed_by, job.attempts >= job.max_attempts AS dead,
+                       least(coalesce(backoff.max_ms, ?::bigint),
+                             coalesce(backoff.initial_ms, ?::bigint)
+                             * power(coalesce(backoff.multiplier, ?::float8), greatest(job.attempts - 1, 0)))
+                       * (1 + coalesce(backoff.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                FROM expired
+                JOIN {job} AS job ON job.id = expired.id
+                LEFT JOIN backoff ON backoff.queue = expired.queue
             )
             UPDATE {job} AS job
-            SET status = CASE WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'pending' END,
-                finished_at = CASE WHEN job.attempts >= job.max_attempts THEN clock_timestamp() END,
-                run_at = CASE WHEN job.attempts >= job.max_attempts THEN job.run_at
-                              ELSE clock_timestamp() + interval '1 millisecond'
-                                   * least(coalesce(backoff.max_ms, ?::bigint),
-                                           coalesce(backoff.initial_ms, ?::bigint)
-                                           * power(coalesce(backoff.multiplier, ?::float8), greatest(job.attempts - 1, 0)))
-                                   * (1 + coalesce(backoff.jitter, ?::float8) * (2 * random() - 1)) END,
-                last_error = 'lease expired while held by ' || expired.claimed_by,
+            SET status = CASE WHEN recovered.dead THEN 'dead'
+                              WHEN recovered.delay_ms > 0 THEN 'scheduled' ELSE 'pending' END,
+                finished_at = CASE WHEN recovered.dead THEN clock_timestamp() END,
+                run_at = CASE WHEN recovered.dead THEN job.run_at
+                              ELSE clock_timestamp() + recovered.delay_ms * interval '1 millisecond' END,
+                last_error = 'lease expired while held by ' || recovered.claimed_by,
                 last_error_at = clock_timestamp(),
                 claimed_by = NULL,
                 lease_expires_at = NULL,
                 lease_token = NULL,
                 updated_at = clock_timestamp()
-            FROM expired
-            LEFT JOIN backoff ON backoff.queue = expired.queue
-            WHERE job.id = expired.id
-            RETURNING job.id, job.queue, job.status, expired.claimed_by AS previous_owner,
+            FROM recovered
+            WHERE job.id = recovered.id
+            RETURNING job.id, job.queue, job.status, recovered.claimed_by AS previous_owner,
                       job.attempts, job.max_attempts
             """;
 
+
     /**
-     * Moves pending jobs whose attempts reached max_attempts to dead (for example after an operator
+     * Makes scheduled jobs that have fallen due pending, oldest first, and wakes their queues'
+     * pollers on every node (one notification per queue). Served by workrow_job_scheduled_idx;
+     * SKIP LOCKED lets every runtime run it at once.
+     */
+    static final String JOB_PROMOTE_SCHEDULED = """
+            WITH due AS (
+                SELECT id
+                FROM {job}
+                WHERE status = 'scheduled' AND run_at <= statement_timestamp()
+                ORDER BY run_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), promoted AS (
+                UPDATE {job} AS job
+                SET status = 'pending', updated_at = clock_timestamp()
+                FROM due
+                WHERE job.id = due.id
+                RETURNING job.queue
+            )
+            SELECT queue, count(*) AS jobs, pg_notify({channel}, queue)
+            FROM promoted
+            GROUP BY queue
+            """;
+
+    /**
+     * Moves pending or scheduled jobs whose attempts reached max_attempts to dead (for example after an operator
      * lowered max_attempts). Served by workrow_job_exhausted_idx, which holds only such rows and
      * so is empty nearly always: every node runs this often, and must not read the backlog.
      */
@@ -298,7 +337,7 @@ final class JobSql {
             WITH exhausted AS (
                 SELECT id
                 FROM {job}
-                WHERE status = 'pending' AND attempts >= max_attempts
+                WHERE status IN ('pending', 'scheduled') AND attempts >= max_attempts
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             )
@@ -318,19 +357,23 @@ final class JobSql {
      * workrow_job_finished_idx (status, finished_at): the literal status list repeats the index's
      * predicate so that a generic plan, where the status is only a parameter, can still use it, and
      * the cutoff uses the stable {@code statement_timestamp()}, since a volatile
-     * {@code clock_timestamp()} cannot be an index condition. Small batches keep each delete's
+     * {@code clock_timestamp()} cannot be an index condition. Oldest first, in index order, so a
+     * pass never wades through the rows earlier passes deleted. Small batches keep each delete's
      * locks and WAL short.
      */
     static final String JOB_PRUNE_FINISHED = """
-            DELETE FROM {job}
-            WHERE id IN (
+            WITH old AS (
                 SELECT id
                 FROM {job}
                 WHERE status IN ('completed', 'dead', 'cancelled')
                   AND status = ? AND finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                ORDER BY status, finished_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             )
+            DELETE FROM {job} AS job
+            USING old
+            WHERE job.id = old.id
             """;
 
     /**
@@ -340,21 +383,23 @@ final class JobSql {
      */
     static final String QUEUE_STATS = """
             SELECT queue, pending, due, running, completed, dead, cancelled,
-                   extract(epoch FROM oldest_due_age) AS oldest_due_seconds, max_attempts_used, paused
+                   extract(epoch FROM oldest_due_age) AS oldest_due_seconds, max_attempts_used, paused, scheduled
             FROM {stats}
             ORDER BY queue
             """;
 
     /**
      * Open work per queue for gauges and health: pending (with the age of the oldest due job),
-     * running and dead. Three arms so that each is served by its partial index
-     * (workrow_job_claim_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
+     * scheduled, running and dead. One arm per status so that each is served by its partial index
+     * (workrow_job_claim_idx, workrow_job_scheduled_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
      * the bulk of the table, are never read.
      */
     static final String QUEUE_DEPTH = """
             SELECT queue, 'pending' AS status, count(*) AS jobs,
                    coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0) AS lag_seconds
             FROM {job} WHERE status = 'pending' GROUP BY queue
+            UNION ALL
+            SELECT queue, 'scheduled', count(*), 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
             UNION ALL
             SELECT queue, 'running', count(*), 0 FROM {job} WHERE status = 'running' GROUP BY queue
             UNION ALL
@@ -388,17 +433,36 @@ final class JobSql {
             SELECT queue FROM {pause} ORDER BY queue
             """;
 
-    /** Jobs in one status, optionally of one queue and with an error containing a text. */
-    static final String JOB_LIST = """
+    /**
+     * Running jobs, optionally of one queue, oldest claim first. Served by workrow_job_lease_idx
+     * (its predicate is repeated literally, so generic plans use it too).
+     */
+    static final String JOB_LIST_RUNNING = """
             SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
                    last_error, last_error_at, created_at
             FROM {job}
-            WHERE status = ?
+            WHERE status = 'running'
               AND (?::text IS NULL OR queue = ?)
-              AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
-            ORDER BY CASE WHEN status = 'running' THEN started_at END, id DESC
+            ORDER BY started_at, id
             LIMIT ?
             """;
+
+    /**
+     * Dead jobs, optionally of one queue and with an error containing a text, most recently dead
+     * first. Served by workrow_job_finished_idx (status, finished_at) in its order, so the walk
+     * stops at the limit whatever the queue filter.
+     */
+    static final String JOB_LIST_DEAD = """
+            SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
+                   last_error, last_error_at, created_at
+            FROM {job}
+            WHERE status = 'dead'
+              AND (?::text IS NULL OR queue = ?)
+              AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+            ORDER BY status, finished_at DESC
+            LIMIT ?
+            """;
+
 
     /**
      * Puts dead jobs back to pending with fresh attempts, due now, and wakes their queues' pollers
@@ -420,7 +484,7 @@ final class JobSql {
             """;
 
     /**
-     * Cancels a pending or running job of one queue. Clearing the token fences out a running
+     * Cancels a scheduled, pending or running job of one queue. Clearing the token fences out a running
      * handler's result; the notification ({@code cancel:<id>}, which no queue name can be) tells
      * the runtime holding it to interrupt the handler at once rather than at its next renewal.
      */
@@ -432,7 +496,7 @@ final class JobSql {
                 SET status = 'cancelled', finished_at = clock_timestamp(), lease_expires_at = NULL,
                     lease_token = NULL, updated_at = clock_timestamp()
                 FROM target
-                WHERE job.id = target.id AND target.status IN ('pending', 'running')
+                WHERE job.id = target.id AND target.status IN ('scheduled', 'pending', 'running')
                 RETURNING job.id, target.status AS previous_status
             )
             SELECT id, CASE WHEN previous_status = 'running' THEN pg_notify({channel}, 'cancel:' || id) END

@@ -52,6 +52,12 @@ public final class JobStore {
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
     /** Joins the caller's transaction: enqueue, admin, a transactional handler's completion. */
+    private static final RowMapper<JobSummary> JOB_SUMMARY = (rs, row) -> new JobSummary(rs.getLong("id"),
+            rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"),
+            rs.getInt("max_attempts"), rs.getString("claimed_by"), instant(rs, "lease_expires_at"),
+            instant(rs, "run_at"), rs.getString("last_error"), instant(rs, "last_error_at"),
+            instant(rs, "created_at"));
+
     private final JdbcTemplate jdbc;
     /** For Workrow's own threads, which never run inside an application transaction; timed out. */
     private final JdbcTemplate worker;
@@ -77,7 +83,9 @@ public final class JobStore {
     private final String queuePause;
     private final String queueResume;
     private final String queuePaused;
-    private final String list;
+    private final String listRunning;
+    private final String listDead;
+    private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
 
@@ -115,7 +123,9 @@ public final class JobStore {
         this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
         this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
         this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
-        this.list = JobSql.render(JobSql.JOB_LIST, schema);
+        this.listRunning = JobSql.render(JobSql.JOB_LIST_RUNNING, schema);
+        this.listDead = JobSql.render(JobSql.JOB_LIST_DEAD, schema);
+        this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
     }
@@ -339,27 +349,28 @@ public final class JobStore {
         return jdbc.query(queueStats, (rs, row) -> new QueueStats(rs.getString("queue"), rs.getLong("pending"),
                 rs.getLong("due"), rs.getLong("running"), rs.getLong("completed"), rs.getLong("dead"),
                 rs.getLong("cancelled"), seconds(rs.getDouble("oldest_due_seconds")), rs.getInt("max_attempts_used"),
-                rs.getBoolean("paused")));
+                rs.getBoolean("paused"), rs.getLong("scheduled")));
     }
 
-    /** Open work per queue (pending, running, dead, lag), from the partial indexes only. */
+    /** Open work per queue (pending, scheduled, running, dead, lag), from the partial indexes only. */
     public List<QueueDepth> queueDepth() {
         Map<String, long[]> counts = new java.util.TreeMap<>();
         Map<String, Double> lags = new HashMap<>();
         worker.query(queueDepth, (RowCallbackHandler) rs -> {
-            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[3]);
+            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[4]);
             switch (rs.getString("status")) {
                 case "pending" -> {
                     byStatus[0] = rs.getLong("jobs");
                     lags.put(rs.getString("queue"), rs.getDouble("lag_seconds"));
                 }
-                case "running" -> byStatus[1] = rs.getLong("jobs");
-                default -> byStatus[2] = rs.getLong("jobs");
+                case "scheduled" -> byStatus[1] = rs.getLong("jobs");
+                case "running" -> byStatus[2] = rs.getLong("jobs");
+                default -> byStatus[3] = rs.getLong("jobs");
             }
         });
         List<QueueDepth> depths = new ArrayList<>(counts.size());
         counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
-                seconds(lags.getOrDefault(queue, 0.0)))));
+                byStatus[3], seconds(lags.getOrDefault(queue, 0.0)))));
         return depths;
     }
 
@@ -378,13 +389,25 @@ public final class JobStore {
         return jdbc.queryForList(queuePaused, String.class);
     }
 
-    /** Jobs in {@code status}; {@code queue} and {@code errorText} narrow the list when not null. */
-    public List<JobSummary> list(JobStatus status, String queue, String errorText, int limit) {
-        return jdbc.query(list, (rs, row) -> new JobSummary(rs.getLong("id"), rs.getString("queue"),
-                JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"), rs.getInt("max_attempts"),
-                rs.getString("claimed_by"), instant(rs, "lease_expires_at"), instant(rs, "run_at"),
-                rs.getString("last_error"), instant(rs, "last_error_at"), instant(rs, "created_at")),
-                status.columnValue(), queue, queue, errorText, errorText, limit);
+    /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
+    public List<JobSummary> listRunning(String queue, int limit) {
+        return jdbc.query(listRunning, JOB_SUMMARY, queue, queue, limit);
+    }
+
+    /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
+    public List<JobSummary> listDead(String queue, String errorText, int limit) {
+        return jdbc.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
+    }
+
+    /**
+     * Makes up to {@code limit} scheduled jobs that have fallen due pending; returns how many per
+     * queue (their pollers everywhere have been notified).
+     */
+    public Map<String, Integer> promoteScheduled(int limit) {
+        Map<String, Integer> promoted = new java.util.TreeMap<>();
+        worker.query(promoteScheduled, (RowCallbackHandler) rs -> promoted.put(rs.getString("queue"), rs.getInt("jobs")),
+                limit);
+        return promoted;
     }
 
     /**

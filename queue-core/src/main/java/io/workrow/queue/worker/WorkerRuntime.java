@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Works queues in this process: per queue a {@link QueuePoller} and a bounded set of handler
  * threads; one {@link ResultWriter} that records every outcome in batches; one {@link LeaseKeeper}
- * that renews the leases of every job held here; one {@link InsertListener} connection for
+ * that renews the leases of every job held here; one {@link ScheduledJobPromoter} that makes
+ * scheduled jobs pending when they fall due; one {@link InsertListener} connection for
  * wake-ups and cancellations. Usable from plain Java:
  *
  * <pre>{@code
@@ -57,6 +58,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final InFlightJobs inFlight = new InFlightJobs();
     private final ResultWriter writer;
     private final LeaseKeeper keeper;
+    private final ScheduledJobPromoter promoter;
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
     private final Map<String, ExecutorService> handlerThreads = new LinkedHashMap<>();
     private final List<Thread> pollerThreads = new ArrayList<>();
@@ -90,6 +92,7 @@ public final class WorkerRuntime implements AutoCloseable {
             pollers.put(registration.queue(), new QueuePoller(registration, store, executor, writer, inFlight,
                     builder.metrics, threads, workerId, builder.pollInterval));
         }
+        this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
         // Without queues there is nothing to wake: no listener connection is held for nothing.
         this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)
@@ -161,6 +164,9 @@ public final class WorkerRuntime implements AutoCloseable {
         keepAlive.start();
         writer.start();
         keeper.start();
+        if (!pollers.isEmpty()) {
+            promoter.start();
+        }
         if (listener != null) {
             listenerThread = daemon(listener, "workrow-listener");
         }
@@ -206,6 +212,7 @@ public final class WorkerRuntime implements AutoCloseable {
                     }
                 }
             }
+            promoter.stop();
             writer.stop(shutdownTimeout);
             keeper.stop();
             if (listener != null) {
@@ -257,7 +264,11 @@ public final class WorkerRuntime implements AutoCloseable {
             keeper.cancelled(cancelled);
             return;
         }
-        QueuePoller poller = pollers.get(payload);
+        wake(payload);
+    }
+
+    private void wake(String queue) {
+        QueuePoller poller = pollers.get(queue);
         if (poller != null) {
             poller.wake();
         }

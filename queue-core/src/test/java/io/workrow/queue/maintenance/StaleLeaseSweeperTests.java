@@ -52,7 +52,7 @@ class StaleLeaseSweeperTests {
 
         assertThat(total).isEqualTo(2000);
         assertThat(database.jdbc().queryForObject(
-                "SELECT count(*) FROM workrow_job WHERE status = 'pending' AND claimed_by IS NULL", Integer.class))
+                "SELECT count(*) FROM workrow_job WHERE status = 'scheduled' AND claimed_by IS NULL", Integer.class))
                 .isEqualTo(2000);
     }
 

@@ -86,7 +86,7 @@ class QueueMetricsTests {
                 .build()) {
             runtime.start();
             await().atMost(Duration.ofSeconds(15)).until(() -> database.jdbc().queryForObject(
-                    "SELECT count(*) FROM workrow_job WHERE status IN ('pending', 'running')", Integer.class) == 0
+                    "SELECT count(*) FROM workrow_job WHERE status IN ('scheduled', 'pending', 'running')", Integer.class) == 0
                     && runtime.inFlightCount() == 0);
         }
 

@@ -58,6 +58,7 @@ class FencingTests {
         ClaimedJob byA = store.claim("charge", "worker-a", 1, Duration.ofSeconds(30)).get(0);
         expireLease(id);
         assertThat(sweeper.runOnce()).isEqualTo(1);
+        awaitDueAgain(id);
         ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
         assertThat(byB.id()).isEqualTo(id);
 
@@ -96,6 +97,7 @@ class FencingTests {
             assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
             expireLease(id);
             assertThat(sweeper.runOnce()).isEqualTo(1);
+            awaitDueAgain(id);
             ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
             assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken())))).containsExactly(id);
 
@@ -151,5 +153,13 @@ class FencingTests {
         assertThat(stepsSeen).containsExactly("null", "authorized");
         assertThat(row(id).get("step")).isEqualTo("captured");
         assertThat(row(id).get("attempts")).isEqualTo(2);
+    }
+
+    /** The sweeper scheduled the job after its (1 ms) backoff: wait until it is pending again. */
+    private void awaitDueAgain(long id) {
+        await().atMost(Duration.ofSeconds(5)).until(() -> {
+            store.promoteScheduled(10);
+            return "pending".equals(row(id).get("status"));
+        });
     }
 }

@@ -154,7 +154,7 @@ class LeaseRenewalTests {
                 .build();
         runtime.start();
         try {
-            await().atMost(Duration.ofSeconds(10)).until(() -> "pending".equals(database.jdbc().queryForObject(
+            await().atMost(Duration.ofSeconds(10)).until(() -> "scheduled".equals(database.jdbc().queryForObject(
                     "SELECT status FROM workrow_job WHERE id = ?", String.class, id)));
             Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
             assertThat((String) row.get("last_error")).contains("TimeoutException")

@@ -140,7 +140,7 @@ class ResultWriterTests {
 
             await().atMost(Duration.ofSeconds(15)).until(() -> runtime.inFlightCount() == 0);
             assertThat(database.jdbc().queryForMap("SELECT status, last_error FROM workrow_job WHERE id = ?", id))
-                    .containsEntry("status", "pending")
+                    .containsEntry("status", "scheduled") // an hour's backoff
                     .containsEntry("last_error", "java.lang.IllegalStateException: payment gateway said no");
         } finally {
             runtime.stop();

@@ -101,7 +101,7 @@ class WorkerProcessTests {
         assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
         for (long id : jobs) {
             Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
-            assertThat(row.get("status")).isEqualTo("pending");
+            assertThat(row.get("status")).as("recovered, waiting out the hour's backoff").isEqualTo("scheduled");
             assertThat((String) row.get("last_error")).startsWith("lease expired while held by");
         }
     }
