@@ -4,7 +4,8 @@ import io.workrow.queue.store.ClaimedJob;
 
 /**
  * Wraps each handler run, for tracing: {@link #start(ClaimedJob)} before the handler, the
- * returned {@link Run} closed after it. {@link #NOOP} does nothing; with Micrometer Observation,
+ * returned {@link Run} left by the handler's thread after it, and closed once its outcome is
+ * recorded. {@link #NOOP} does nothing; with Micrometer Observation,
  * {@link ObservationJobObserver} makes each run a {@code workrow.job} observation whose parent is
  * the trace that enqueued the job.
  */
@@ -31,7 +32,15 @@ public interface JobObserver {
         default void error(Throwable error) {
         }
 
-        /** Ends the run on the thread that started it. */
+        /**
+         * The handler's thread is done with the run: whatever it made current there (a tracing
+         * scope) is closed, on the thread that started the run. The run itself goes on until
+         * {@link #close()}, when its outcome is known.
+         */
+        default void leave() {
+        }
+
+        /** Ends the run, after {@link #leave()}; may be called on another thread. */
         @Override
         default void close() {
         }

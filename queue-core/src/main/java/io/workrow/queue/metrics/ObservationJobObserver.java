@@ -49,9 +49,19 @@ public final class ObservationJobObserver implements JobObserver {
                 observation.error(error);
             }
 
+            private boolean left;
+
+            @Override
+            public synchronized void leave() {
+                if (!left) {
+                    left = true;
+                    scope.close();
+                }
+            }
+
             @Override
             public void close() {
-                scope.close();
+                leave();
                 observation.stop();
             }
         };

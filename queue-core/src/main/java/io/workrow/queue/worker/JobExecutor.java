@@ -18,9 +18,9 @@ import org.slf4j.MDC;
  * Runs one claimed job on a handler thread: reads its payload into the handler's type, calls the
  * handler with no transaction open (or inside the handler's own, for transactional handlers), and
  * classifies what happened as a {@link JobResult}. It writes nothing itself: the result goes to
- * the {@link ResultWriter}, and the handler's thread waits until it is recorded, so the slot stays
- * taken until then. The run is observed by the {@link JobObserver}, tagged with the recorded
- * outcome.
+ * the {@link ResultWriter}, whose queue is bounded, so the handler's slot stays taken until the
+ * writer has room for the result. The run is observed by the {@link JobObserver} and closed with
+ * the outcome as recorded.
  */
 final class JobExecutor {
 
@@ -48,13 +48,22 @@ final class JobExecutor {
         MDC.put("job", Long.toString(job.id()));
         MDC.put("queue", job.queue());
         MDC.put("attempt", job.attempt() + "/" + job.maxAttempts());
-        try (JobObserver.Run observed = observer.start(job)) {
+        JobObserver.Run observed = observer.start(job);
+        try {
             JobResult result = execute(running);
             if (result.cause() != null) {
                 observed.error(result.cause());
             }
-            JobOutcome outcome = writer.record(result);
-            observed.outcome(outcome);
+            observed.leave();
+            // Blocks while the writer's bounded queue is full: the slot stays taken until then.
+            writer.accept(result).whenComplete((outcome, error) -> {
+                observed.outcome(outcome != null ? outcome : JobOutcome.UNRECORDED);
+                observed.close();
+            });
+        } catch (RuntimeException | Error e) {
+            observed.leave();
+            observed.close();
+            throw e;
         } finally {
             MDC.remove("job");
             MDC.remove("queue");

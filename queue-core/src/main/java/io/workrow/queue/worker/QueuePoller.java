@@ -165,7 +165,7 @@ final class QueuePoller implements Runnable {
         } catch (RejectedExecutionException e) {
             // Shutting down between claim and dispatch: hand the job back with its attempt.
             slots.release();
-            writer.submit(JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
+            writer.accept(JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
     }
 }

@@ -16,16 +16,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one exit for every outcome. Handler threads hand their {@link JobResult} here and wait
- * until it is recorded, so a handler slot stays taken until its outcome is accepted and memory
- * stays bounded by the slots. One thread writes the results in batches: completions in one fenced
+ * The one exit for every outcome. Handler threads hand their {@link JobResult} here; the queue of
+ * results waiting to be written is bounded, so when the writer cannot keep up (a database outage)
+ * handler threads wait to hand theirs over, their slots stay taken and no more jobs are claimed:
+ * memory stays bounded and nothing is claimed that cannot be answered for. Until its outcome is
+ * written a job stays in flight and its lease is renewed. One thread writes the results in batches: completions in one fenced
  * statement, failures and discards in another, shutdown releases in a third; every commit waits
  * for a WAL flush, and one flush for a hundred jobs is far cheaper than a hundred. A batch is
  * written when it is full or its oldest result has waited {@code maxDelay}.
@@ -50,6 +52,8 @@ final class ResultWriter {
     private final int maxBatch;
     private final long maxDelayNanos;
     private final LinkedBlockingQueue<Pending> submitted = new LinkedBlockingQueue<>();
+    /** Room for results accepted and not yet recorded, those waiting to be tried again included. */
+    private final Semaphore room;
     /** Results to try again (locked rows, database errors); touched only by the writer thread. */
     private final List<Pending> deferred = new ArrayList<>();
     private volatile boolean stopping;
@@ -57,7 +61,13 @@ final class ResultWriter {
     private volatile long giveUpAtNanos = Long.MAX_VALUE;
     private Thread thread;
 
-    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, int maxBatch, Duration maxDelay) {
+    /**
+     * @param capacity the most results accepted and not yet recorded (waiting, or to be tried
+     *     again) before handler threads must wait to hand theirs over
+     */
+    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, int maxBatch, Duration maxDelay,
+            int capacity) {
+        this.room = new Semaphore(Math.max(1, capacity));
         this.store = store;
         this.inFlight = inFlight;
         this.metrics = metrics;
@@ -71,35 +81,30 @@ final class ResultWriter {
         thread.start();
     }
 
-    /** Hands a result over; the future completes with the outcome once it is recorded. */
-    CompletableFuture<JobOutcome> submit(JobResult result) {
+    /**
+     * Hands a result over, waiting (uninterruptibly) while the queue is full; the future completes
+     * with the outcome once it is recorded.
+     */
+    CompletableFuture<JobOutcome> accept(JobResult result) {
         Pending pending = new Pending(result);
-        submitted.add(pending);
-        if (finished) {
-            giveUp(); // a handler that outlived shutdown: nobody writes any more
+        boolean queued = false;
+        boolean interrupted = false;
+        while (!queued && !finished) {
+            try {
+                queued = room.tryAcquire(IDLE_POLL_MILLIS, TimeUnit.MILLISECONDS) && submitted.add(pending);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (!queued) {
+            unrecorded(pending); // a handler that outlived shutdown: nobody writes any more
+        } else if (finished) {
+            giveUp(); // queued just as the writer stopped
         }
         return pending.recorded;
-    }
-
-    /** Hands a result over and waits, uninterruptibly, until it is recorded; returns the outcome. */
-    JobOutcome record(JobResult result) {
-        CompletableFuture<JobOutcome> recorded = submit(result);
-        boolean interrupted = false;
-        try {
-            while (true) {
-                try {
-                    return recorded.get();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (ExecutionException e) {
-                    throw new IllegalStateException("Recording " + result.job() + " failed", e.getCause());
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     /**
@@ -290,12 +295,17 @@ final class ResultWriter {
         List<Pending> left = new ArrayList<>(deferred);
         deferred.clear();
         submitted.drainTo(left);
-        for (Pending pending : left) {
-            log.warn("{} {} could not be recorded before shutdown; it runs again after its lease expires",
-                    pending.job(), pending.result.kind().name().toLowerCase(java.util.Locale.ROOT));
-            metrics.handled(pending.job().job().queue(), JobOutcome.UNRECORDED, pending.result.handlerTime());
-            pending.recorded.complete(JobOutcome.UNRECORDED);
-        }
+        left.forEach(pending -> {
+            room.release();
+            unrecorded(pending);
+        });
+    }
+
+    private void unrecorded(Pending pending) {
+        log.warn("{} {} could not be recorded before shutdown; it runs again after its lease expires",
+                pending.job(), pending.result.kind().name().toLowerCase(java.util.Locale.ROOT));
+        metrics.handled(pending.job().job().queue(), JobOutcome.UNRECORDED, pending.result.handlerTime());
+        pending.recorded.complete(JobOutcome.UNRECORDED);
     }
 
     private void finish(Pending pending, JobOutcome outcome, JobStatus status) {
@@ -311,6 +321,7 @@ final class ResultWriter {
             metrics.retired(job.queue());
         }
         describe(result, outcome, status);
+        room.release();
         pending.recorded.complete(outcome);
     }
 

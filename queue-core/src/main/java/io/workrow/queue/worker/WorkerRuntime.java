@@ -79,8 +79,11 @@ public final class WorkerRuntime implements AutoCloseable {
         this.shutdownTimeout = builder.shutdownTimeout;
         this.queues = Set.copyOf(builder.registrations.keySet());
         this.metrics = builder.metrics;
+        // Results accepted and not yet recorded: a full batch being written plus one per handler
+        // slot, so the writer never starves the handlers, and a stalled writer stops the claims.
         this.writer = new ResultWriter(store, inFlight, builder.metrics, builder.completionBatchSize,
-                builder.completionMaxDelay);
+                builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
+                        .mapToInt(registration -> registration.options().concurrency()).sum());
         Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
                 .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
         this.keeper = new LeaseKeeper(store, inFlight, LeaseKeeper.renewalInterval(shortestLease));
