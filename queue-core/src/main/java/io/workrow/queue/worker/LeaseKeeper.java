@@ -136,8 +136,8 @@ final class LeaseKeeper {
             if (holder != null && holder.heldBy(job.job().leaseToken())) {
                 continue; // locked by another session for now; renewed next time
             }
-            if (inFlight.get(job.id()) == null) {
-                continue; // its outcome was recorded meanwhile
+            if (job.finishing() || inFlight.get(job.id()) == null) {
+                continue; // its handler is done: the result writer tells a lost lease from a written result
             }
             boolean cancelled = holder != null && holder.status() == JobStatus.CANCELLED;
             if (job.requestStop(cancelled ? RunningJob.Stop.CANCELLED : RunningJob.Stop.LEASE_LOST)) {
