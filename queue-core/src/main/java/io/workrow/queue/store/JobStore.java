@@ -30,7 +30,8 @@ import org.springframework.jdbc.core.RowMapper;
  * and the operator's statements, and a transactional handler's completion, join the caller's
  * Spring-managed transaction when there is one. The statements the runtime runs from its own
  * threads (claims, results, renewals, steps, maintenance) never run inside an application
- * transaction and are bounded by a statement timeout, so a lock held elsewhere cannot hang them.
+ * transaction; they and the operator's writes are bounded by a statement timeout, so a lock held
+ * elsewhere cannot hang them.
  * Methods that update a held job are fenced by its token and say whether they matched.
  */
 public final class JobStore {
@@ -60,7 +61,7 @@ public final class JobStore {
 
     private final JdbcTemplate jdbc;
     /** For Workrow's own threads, which never run inside an application transaction; timed out. */
-    private final JdbcTemplate worker;
+    private final JdbcTemplate timed;
     private final SqlIdentifier schema;
     private final String channel;
     private final String insertMany;
@@ -99,8 +100,8 @@ public final class JobStore {
      */
     public JobStore(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout) {
         this.jdbc = new JdbcTemplate(dataSource);
-        this.worker = new JdbcTemplate(dataSource);
-        this.worker.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
+        this.timed = new JdbcTemplate(dataSource);
+        this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.schema = schema;
         this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
@@ -210,7 +211,7 @@ public final class JobStore {
 
     /** Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}. */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
-        return worker.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
+        return timed.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
     }
 
     /**
@@ -222,7 +223,7 @@ public final class JobStore {
             return Set.of();
         }
         List<HeldJob> list = List.copyOf(jobs);
-        return new HashSet<>(worker.query(arrays(completeMany,
+        return new HashSet<>(timed.query(arrays(completeMany,
                 column(list, "int8", HeldJob::id),
                 column(list, "int8", HeldJob::leaseToken)), (rs, row) -> rs.getLong(1)));
     }
@@ -244,7 +245,7 @@ public final class JobStore {
             return Map.of();
         }
         List<JobFailure> list = List.copyOf(failures);
-        return statuses(worker.query(arrays(failMany,
+        return statuses(timed.query(arrays(failMany,
                 column(list, "int8", JobFailure::id),
                 column(list, "int8", JobFailure::leaseToken),
                 column(list, "text", JobFailure::error),
@@ -259,7 +260,7 @@ public final class JobStore {
         }
         List<Long> list = List.copyOf(ids);
         Map<Long, JobHolder> found = new HashMap<>();
-        worker.query(arrays(holders, column(list, "int8", id -> id)), (RowCallbackHandler) rs -> {
+        timed.query(arrays(holders, column(list, "int8", id -> id)), (RowCallbackHandler) rs -> {
             long token = rs.getLong("lease_token");
             found.put(rs.getLong("id"), new JobHolder(rs.getLong("id"), JobStatus.fromColumn(rs.getString("status")),
                     rs.wasNull() ? null : token));
@@ -273,7 +274,7 @@ public final class JobStore {
             return Set.of();
         }
         List<LeaseRenewal> list = List.copyOf(renewals);
-        return new HashSet<>(worker.query(arrays(renewLeases,
+        return new HashSet<>(timed.query(arrays(renewLeases,
                 column(list, "int8", LeaseRenewal::id),
                 column(list, "int8", LeaseRenewal::leaseToken),
                 column(list, "int8", renewal -> renewal.lease().toMillis())), (rs, row) -> rs.getLong(1)));
@@ -281,12 +282,12 @@ public final class JobStore {
 
     /** Sets the lease to expire {@code lease} from now; false when the lease was lost. */
     public boolean extendLease(HeldJob job, Duration lease) {
-        return worker.update(extendLease, lease.toMillis(), job.id(), job.leaseToken()) == 1;
+        return timed.update(extendLease, lease.toMillis(), job.id(), job.leaseToken()) == 1;
     }
 
     /** Records the step a held job reached, in a statement of its own; false when the lease was lost. */
     public boolean saveStep(HeldJob job, String step) {
-        return worker.update(saveStep, step, job.id(), job.leaseToken()) == 1;
+        return timed.update(saveStep, step, job.id(), job.leaseToken()) == 1;
     }
 
     /** Returns held jobs to pending (or dead) with no owner; returns each released id with its new status. */
@@ -295,7 +296,7 @@ public final class JobStore {
             return Map.of();
         }
         List<JobRelease> list = List.copyOf(releases);
-        return statuses(worker.query(arrays(releaseMany,
+        return statuses(timed.query(arrays(releaseMany,
                 column(list, "int8", JobRelease::id),
                 column(list, "int8", JobRelease::leaseToken),
                 column(list, "bool", JobRelease::giveBack)), IdStatus.MAPPER));
@@ -306,7 +307,7 @@ public final class JobStore {
      * ({@code backoffs}, else {@code fallback}) before it is due again.
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<BackoffRule> backoffs, BackoffRule fallback) {
-        return worker.query(connection -> {
+        return timed.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
             statement.setInt(1, limit);
             statement.setArray(2, connection.createArrayOf("text", backoffs.stream().map(BackoffRule::queue).toArray()));
@@ -326,7 +327,7 @@ public final class JobStore {
 
     /** Moves up to {@code limit} pending jobs with no attempts left to dead. */
     public List<MovedJob> retireExhausted(int limit) {
-        return worker.query(retireExhausted, (rs, row) -> new MovedJob(
+        return timed.query(retireExhausted, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD,
                 rs.getInt("attempts"), rs.getInt("max_attempts"), null), limit);
     }
@@ -336,12 +337,12 @@ public final class JobStore {
         if (!status.isFinished()) {
             throw new IllegalArgumentException("Only finished jobs are pruned, not " + status);
         }
-        return worker.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
+        return timed.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
     }
 
     /** Runs the table check; throws when the database or Workrow's table cannot be reached. */
     public void tableCheck() {
-        worker.query(tableCheck, (RowCallbackHandler) rs -> { });
+        timed.query(tableCheck, (RowCallbackHandler) rs -> { });
     }
 
     /** Counts by status per queue, from the workrow_queue_stats view. */
@@ -356,7 +357,7 @@ public final class JobStore {
     public List<QueueDepth> queueDepth() {
         Map<String, long[]> counts = new java.util.TreeMap<>();
         Map<String, Double> lags = new HashMap<>();
-        worker.query(queueDepth, (RowCallbackHandler) rs -> {
+        timed.query(queueDepth, (RowCallbackHandler) rs -> {
             long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[4]);
             switch (rs.getString("status")) {
                 case "pending" -> {
@@ -376,27 +377,27 @@ public final class JobStore {
 
     /** Pauses {@code queue} on every node sharing the database. */
     public void pauseQueue(String queue, String reason) {
-        jdbc.update(queuePause, queue, reason);
+        timed.update(queuePause, queue, reason);
     }
 
     /** Resumes {@code queue}; false when it was not paused. */
     public boolean resumeQueue(String queue) {
-        return !jdbc.query(queueResume, (rs, row) -> rs.getString("queue"), queue).isEmpty();
+        return !timed.query(queueResume, (rs, row) -> rs.getString("queue"), queue).isEmpty();
     }
 
     /** The paused queues, by name. */
     public List<String> pausedQueues() {
-        return jdbc.queryForList(queuePaused, String.class);
+        return timed.queryForList(queuePaused, String.class);
     }
 
     /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
     public List<JobSummary> listRunning(String queue, int limit) {
-        return jdbc.query(listRunning, JOB_SUMMARY, queue, queue, limit);
+        return timed.query(listRunning, JOB_SUMMARY, queue, queue, limit);
     }
 
     /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
     public List<JobSummary> listDead(String queue, String errorText, int limit) {
-        return jdbc.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
+        return timed.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
     }
 
     /**
@@ -405,7 +406,7 @@ public final class JobStore {
      */
     public Map<String, Integer> promoteScheduled(int limit) {
         Map<String, Integer> promoted = new java.util.TreeMap<>();
-        worker.query(promoteScheduled, (RowCallbackHandler) rs -> promoted.put(rs.getString("queue"), rs.getInt("jobs")),
+        timed.query(promoteScheduled, (RowCallbackHandler) rs -> promoted.put(rs.getString("queue"), rs.getInt("jobs")),
                 limit);
         return promoted;
     }
@@ -416,7 +417,7 @@ public final class JobStore {
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText) {
         Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
-        return jdbc.query(connection -> {
+        return timed.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(retryDead);
             java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
             statement.setArray(1, array);
@@ -434,7 +435,7 @@ public final class JobStore {
      * another queue. A running job's holder is notified so it interrupts the handler.
      */
     public boolean cancel(String queue, long id) {
-        return !jdbc.query(cancel, (rs, row) -> rs.getLong("id"), id, queue).isEmpty();
+        return !timed.query(cancel, (rs, row) -> rs.getLong("id"), id, queue).isEmpty();
     }
 
     private static Map<Long, JobStatus> statuses(List<IdStatus> rows) {
