@@ -49,4 +49,19 @@ public interface QueueAdmin {
 
     /** The paused queues. */
     List<String> pausedQueues();
+
+    /** Every queue's circuit breaker that has a row: guarded queues, and any opened by hand. */
+    List<BreakerStatus> breakers();
+
+    /**
+     * Opens the circuit breaker of {@code queue} by hand, on every node, until it is closed by
+     * hand: no node claims its jobs and no probes are let through. Works on any queue.
+     */
+    void openBreaker(String queue, String reason);
+
+    /**
+     * Closes the circuit breaker of {@code queue}, clears its failure count and wakes the queue's
+     * workers; false when the queue has no breaker row.
+     */
+    boolean closeBreaker(String queue);
 }

@@ -1,8 +1,10 @@
 package io.workrow.queue.client;
 
+import io.workrow.queue.BreakerStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
 import java.util.Collection;
 import java.util.List;
@@ -15,9 +17,16 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     private static final Logger log = LoggerFactory.getLogger(JdbcQueueAdmin.class);
 
     private final JobStore store;
+    private final QueueMetrics metrics;
 
     public JdbcQueueAdmin(JobStore store) {
+        this(store, QueueMetrics.NOOP);
+    }
+
+    /** @param metrics where breaker transitions made by hand are counted */
+    public JdbcQueueAdmin(JobStore store, QueueMetrics metrics) {
         this.store = store;
+        this.metrics = metrics;
     }
 
     @Override
@@ -80,5 +89,32 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     @Override
     public List<String> pausedQueues() {
         return store.pausedQueues();
+    }
+
+    @Override
+    public List<BreakerStatus> breakers() {
+        return store.breakers().list();
+    }
+
+    @Override
+    public void openBreaker(String queue, String reason) {
+        String why = reason == null || reason.isBlank() ? "opened by hand" : "opened by hand: " + reason;
+        BreakerStatus.State previous = store.breakers().openByHand(QueueNames.check(queue), why);
+        log.warn("queue={} circuit breaker {} -> open on every node until closed by hand ({})", queue,
+                previous.columnValue(), why);
+        if (previous != BreakerStatus.State.OPEN) {
+            metrics.breakerTransition(queue, BreakerStatus.State.OPEN);
+        }
+    }
+
+    @Override
+    public boolean closeBreaker(String queue) {
+        return store.breakers().closeByHand(QueueNames.check(queue), "closed by hand").map(previous -> {
+            log.info("queue={} circuit breaker {} -> closed by hand", queue, previous.columnValue());
+            if (previous != BreakerStatus.State.CLOSED) {
+                metrics.breakerTransition(queue, BreakerStatus.State.CLOSED);
+            }
+            return true;
+        }).orElse(false);
     }
 }

@@ -2,9 +2,10 @@ package io.workrow.queue.maintenance;
 
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.store.BackoffRule;
+import io.workrow.queue.store.RecoveryRule;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.MovedJob;
+import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import java.util.List;
 import java.util.Map;
@@ -13,10 +14,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Recovers jobs whose worker stopped renewing its lease (crashed, frozen, partitioned): back to
- * {@code pending} with no owner after its queue's retry backoff, or to {@code dead} when the
- * attempt that was running was the last. The backoff matters: a job that kills its worker (out of
- * memory, say) must not take the next node down at once. The worker that lost the lease can no
- * longer finish the job: its token no longer matches.
+ * {@code pending} with no owner after its queue's retry backoff, or to {@code dead}. The backoff
+ * matters: a job that kills its worker (out of memory, say) must not take the next node down at
+ * once. Each expiry is counted on the job ({@code lease_expiries}), apart from handler failures; a
+ * queue with {@code max-lease-expiries} retires a job that keeps killing its workers after that
+ * many, without spending the attempts its handler may still need. Elsewhere the expired attempt is
+ * spent like a failure. The worker that lost the lease can no longer finish the job: its token no
+ * longer matches.
  */
 public final class StaleLeaseSweeper implements MaintenanceTask {
 
@@ -25,10 +29,10 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
     private final JobStore store;
     private final int batchSize;
     private final QueueMetrics metrics;
-    private final List<BackoffRule> backoffs;
-    private final BackoffRule fallback;
+    private final List<RecoveryRule> rules;
+    private final RecoveryRule fallback;
 
-    /** Every queue recovered with the default backoff. */
+    /** Every queue recovered with the default backoff and no lease expiry limit. */
     public StaleLeaseSweeper(JobStore store, int batchSize) {
         this(store, batchSize, QueueMetrics.NOOP, Map.of(), RetryBackoff.DEFAULT);
     }
@@ -39,16 +43,36 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
      */
     public StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics, Map<String, RetryBackoff> backoffs,
             RetryBackoff fallback) {
+        this(store, batchSize, metrics, rules(backoffs), rule(null, fallback, 0));
+    }
+
+    /**
+     * @param queues the options of each queue that has its own (backoff, max-lease-expiries)
+     * @param defaults the options of every other queue
+     */
+    public StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics, Map<String, QueueOptions> queues,
+            QueueOptions defaults) {
+        this(store, batchSize, metrics, queues.entrySet().stream()
+                .map(entry -> rule(entry.getKey(), entry.getValue().backoff(), entry.getValue().maxLeaseExpiries()))
+                .toList(), rule(null, defaults.backoff(), defaults.maxLeaseExpiries()));
+    }
+
+    private StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics, List<RecoveryRule> rules,
+            RecoveryRule fallback) {
         this.store = store;
         this.batchSize = batchSize;
         this.metrics = metrics;
-        this.backoffs = backoffs.entrySet().stream().map(entry -> rule(entry.getKey(), entry.getValue())).toList();
-        this.fallback = rule(null, fallback);
+        this.rules = rules;
+        this.fallback = fallback;
     }
 
-    private static BackoffRule rule(String queue, RetryBackoff backoff) {
-        return new BackoffRule(queue, backoff.initial().toMillis(), backoff.multiplier(), backoff.max().toMillis(),
-                backoff.jitter());
+    private static List<RecoveryRule> rules(Map<String, RetryBackoff> backoffs) {
+        return backoffs.entrySet().stream().map(entry -> rule(entry.getKey(), entry.getValue(), 0)).toList();
+    }
+
+    private static RecoveryRule rule(String queue, RetryBackoff backoff, int maxLeaseExpiries) {
+        return new RecoveryRule(queue, backoff.initial().toMillis(), backoff.multiplier(), backoff.max().toMillis(),
+                backoff.jitter(), maxLeaseExpiries);
     }
 
     @Override
@@ -61,10 +85,11 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
         int total = 0;
         List<MovedJob> moved;
         do {
-            moved = store.sweepExpiredLeases(batchSize, backoffs, fallback);
+            moved = store.sweepExpiredLeases(batchSize, rules, fallback);
             for (MovedJob job : moved) {
-                log.info("job={} queue={} attempt={}/{} lease expired while held by {}; now {}", job.id(), job.queue(),
-                        job.attempts(), job.maxAttempts(), job.previousOwner(), job.status().columnValue());
+                log.info("job={} queue={} attempt={}/{} lease expired while held by {} (expiry {}); now {}", job.id(),
+                        job.queue(), job.attempts(), job.maxAttempts(), job.previousOwner(), job.leaseExpiries(),
+                        job.status().columnValue());
                 metrics.staleRecovered(job.queue());
                 if (job.status() == JobStatus.DEAD) {
                     metrics.retired(job.queue());

@@ -3,6 +3,7 @@ package io.workrow.queue.metrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.workrow.queue.BreakerStatus;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,7 +13,8 @@ import java.util.function.Function;
  * {@link QueueMetrics} as Micrometer meters, all tagged {@code queue}: counters
  * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale},
  * {@code .retired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
- * {@code outcome}. Meters are looked up once per queue and kept.
+ * {@code outcome}; {@code workrow.breaker.transitions} tagged also {@code state} (the state
+ * entered). Meters are looked up once per queue and kept.
  */
 public final class MicrometerQueueMetrics implements QueueMetrics {
 
@@ -23,6 +25,7 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     private final Map<String, Counter> stale = new ConcurrentHashMap<>();
     private final Map<String, Counter> retired = new ConcurrentHashMap<>();
     private final Map<String, Timer> durations = new ConcurrentHashMap<>();
+    private final Map<String, Counter> transitions = new ConcurrentHashMap<>();
 
     public MicrometerQueueMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -70,6 +73,14 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     @Override
     public void retired(String queue) {
         counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue).increment();
+    }
+
+    @Override
+    public void breakerTransition(String queue, BreakerStatus.State state) {
+        transitions.computeIfAbsent(queue + '\u0000' + state.columnValue(), key -> Counter.builder("workrow.breaker.transitions")
+                .description("Circuit breaker state changes, by the state entered")
+                .tag("queue", queue).tag("state", state.columnValue())
+                .register(registry)).increment();
     }
 
     private Timer timer(String queue, JobOutcome outcome) {

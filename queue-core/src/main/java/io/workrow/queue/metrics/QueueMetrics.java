@@ -1,5 +1,6 @@
 package io.workrow.queue.metrics;
 
+import io.workrow.queue.BreakerStatus;
 import java.time.Duration;
 
 /**
@@ -43,5 +44,12 @@ public interface QueueMetrics {
 
     /** A job of {@code queue} moved to dead: out of attempts, discarded, or unreadable. */
     default void retired(String queue) {
+    }
+
+    /**
+     * The circuit breaker of {@code queue} moved to {@code state}; counted once in the cluster, by
+     * the node whose statement made the change.
+     */
+    default void breakerTransition(String queue, BreakerStatus.State state) {
     }
 }

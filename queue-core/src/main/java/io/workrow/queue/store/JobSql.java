@@ -77,8 +77,9 @@ final class JobSql {
      * rows an operator made pending early, so concurrent pollers never wait on or
      * take the same row. Attempts are counted here, not at failure, so a job that kills its worker
      * still moves toward retirement. Each row gets its own new fencing token. A paused queue
-     * (a row in workrow_queue_pause) claims nothing: the uncorrelated NOT EXISTS is evaluated once
-     * per statement, by primary key.
+     * (a row in workrow_queue_pause) claims nothing, nor does one whose circuit breaker is not
+     * closed, unless this claim takes the probes the breaker granted (the boolean parameter): the
+     * uncorrelated NOT EXISTS checks are evaluated once per statement, by primary key.
      */
     static final String JOB_CLAIM = """
             WITH due AS (
@@ -86,6 +87,7 @@ final class JobSql {
                 FROM {job}
                 WHERE queue = ? AND status = 'pending' AND run_at <= now()
                   AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
+                  AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
                 ORDER BY priority, run_at, id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
@@ -254,13 +256,18 @@ final class JobSql {
             """;
 
     /**
-     * Returns jobs whose lease expired to scheduled (pending when the backoff is zero), or to dead
-     * when their attempts are spent, and clears the owner. A recovered job waits its queue's backoff before it runs again (the
-     * per-queue arrays, else the default backoff): a job that kills its worker must not take the
-     * next node down at once. Its {@code run_at} becomes that new due time, so queue lag counts
-     * from when it is due again, not from its first due time. Served by workrow_job_lease_idx
-     * (the stable {@code statement_timestamp()} can be its index condition). SKIP LOCKED lets
-     * every node run the sweeper at once without waiting on each other or moving a row twice.
+     * Returns jobs whose lease expired to scheduled (pending when the backoff is zero), or to dead,
+     * and clears the owner. Every expiry is counted in {@code lease_expiries}, apart from the
+     * handler's failures. A queue with a {@code max_lease_expiries} of its own gives the attempt
+     * back (a crash is not a handler failure) and retires the job once its lease has expired that
+     * many times ("lease expired N times"); other queues spend the attempt, so a job that keeps
+     * killing its worker still retires when its attempts are spent. A recovered job waits its
+     * queue's backoff before it runs again (the per-queue arrays, else the default rule): a job
+     * that kills its worker must not take the next node down at once. Its {@code run_at} becomes
+     * that new due time, so queue lag counts from when it is due again, not from its first due
+     * time. Served by workrow_job_lease_idx (the stable {@code statement_timestamp()} can be its
+     * index condition). SKIP LOCKED lets every node run the sweeper at once without waiting on each
+     * other or moving a row twice.
      */
     static final String JOB_SWEEP_EXPIRED_LEASES = """
             WITH expired AS (
@@ -270,27 +277,42 @@ final class JobSql {
                 ORDER BY lease_expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
-            ), backoff AS (
+            ), rule AS (
                 SELECT *
-                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[])
-                     AS queue_backoff(queue, initial_ms, multiplier, max_ms, jitter)
-            ), recovered AS (
-                SELECT expired.id, expired.claimed_by, job.attempts >= job.max_attempts AS dead,
-                       least(coalesce(backoff.max_ms, ?::bigint),
-                             coalesce(backoff.initial_ms, ?::bigint)
-                             * power(coalesce(backoff.multiplier, ?::float8), greatest(job.attempts - 1, 0)))
-                       * (1 + coalesce(backoff.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
+                     AS queue_rule(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
+            ), counted AS (
+                SELECT expired.id, expired.claimed_by, job.lease_expiries + 1 AS expiries,
+                       coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, job.attempts, job.max_attempts,
+                       rule.initial_ms, rule.multiplier, rule.max_ms, rule.jitter
                 FROM expired
                 JOIN {job} AS job ON job.id = expired.id
-                LEFT JOIN backoff ON backoff.queue = expired.queue
+                LEFT JOIN rule ON rule.queue = expired.queue
+            ), recovered AS (
+                SELECT counted.*,
+                       counted.max_expiries > 0 AS apart,
+                       CASE WHEN counted.max_expiries > 0 THEN counted.expiries >= counted.max_expiries
+                            ELSE counted.attempts >= counted.max_attempts END AS dead,
+                       least(coalesce(counted.max_ms, ?::bigint),
+                             coalesce(counted.initial_ms, ?::bigint)
+                             * power(coalesce(counted.multiplier, ?::float8),
+                                     CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
+                                          ELSE greatest(counted.attempts - 1, 0) END))
+                       * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                FROM counted
             )
             UPDATE {job} AS job
             SET status = CASE WHEN recovered.dead THEN 'dead'
                               WHEN recovered.delay_ms > 0 THEN 'scheduled' ELSE 'pending' END,
+                attempts = CASE WHEN recovered.apart THEN greatest(job.attempts - 1, 0) ELSE job.attempts END,
+                lease_expiries = recovered.expiries,
                 finished_at = CASE WHEN recovered.dead THEN clock_timestamp() END,
                 run_at = CASE WHEN recovered.dead THEN job.run_at
                               ELSE clock_timestamp() + recovered.delay_ms * interval '1 millisecond' END,
-                last_error = 'lease expired while held by ' || recovered.claimed_by,
+                last_error = CASE WHEN recovered.dead AND recovered.apart
+                                  THEN 'lease expired ' || recovered.expiries || ' times; last held by '
+                                       || recovered.claimed_by
+                                  ELSE 'lease expired while held by ' || recovered.claimed_by END,
                 last_error_at = clock_timestamp(),
                 claimed_by = NULL,
                 lease_expires_at = NULL,
@@ -299,9 +321,8 @@ final class JobSql {
             FROM recovered
             WHERE job.id = recovered.id
             RETURNING job.id, job.queue, job.status, recovered.claimed_by AS previous_owner,
-                      job.attempts, job.max_attempts
+                      job.attempts, job.max_attempts, job.lease_expiries
             """;
-
 
     /**
      * Makes scheduled jobs that have fallen due pending, oldest first, and wakes their queues'
@@ -439,7 +460,7 @@ final class JobSql {
      */
     static final String JOB_LIST_RUNNING = """
             SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
-                   last_error, last_error_at, created_at
+                   last_error, last_error_at, created_at, lease_expiries
             FROM {job}
             WHERE status = 'running'
               AND (?::text IS NULL OR queue = ?)
@@ -454,7 +475,7 @@ final class JobSql {
      */
     static final String JOB_LIST_DEAD = """
             SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
-                   last_error, last_error_at, created_at
+                   last_error, last_error_at, created_at, lease_expiries
             FROM {job}
             WHERE status = 'dead'
               AND (?::text IS NULL OR queue = ?)
@@ -471,7 +492,8 @@ final class JobSql {
     static final String JOB_RETRY_DEAD = """
             WITH retried AS (
                 UPDATE {job}
-                SET status = 'pending', attempts = 0, run_at = now(), finished_at = NULL, updated_at = now()
+                SET status = 'pending', attempts = 0, lease_expiries = 0, run_at = now(), finished_at = NULL,
+                    updated_at = now()
                 WHERE status = 'dead'
                   AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
                   AND (?::text IS NULL OR queue = ?)
@@ -508,6 +530,8 @@ final class JobSql {
         return sql.replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
+                .replace("{breaker}", schema.quoted() + ".workrow_breaker")
+                .replace("{worker}", schema.quoted() + ".workrow_worker")
                 .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");
     }

@@ -57,7 +57,7 @@ public final class JobStore {
             rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"),
             rs.getInt("max_attempts"), rs.getString("claimed_by"), instant(rs, "lease_expires_at"),
             instant(rs, "run_at"), rs.getString("last_error"), instant(rs, "last_error_at"),
-            instant(rs, "created_at"));
+            instant(rs, "created_at"), rs.getInt("lease_expiries"));
 
     private final JdbcTemplate jdbc;
     /** For Workrow's own threads, which never run inside an application transaction; timed out. */
@@ -89,6 +89,8 @@ public final class JobStore {
     private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
+    private final BreakerStore breakers;
+    private final WorkerStore workers;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
@@ -129,11 +131,23 @@ public final class JobStore {
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
+        this.breakers = new BreakerStore(timed, schema);
+        this.workers = new WorkerStore(timed, schema);
     }
 
     /** The schema this store's statements address. */
     public SqlIdentifier schema() {
         return schema;
+    }
+
+    /** The circuit breaker statements, on this store's connections. */
+    public BreakerStore breakers() {
+        return breakers;
+    }
+
+    /** The worker registry statements, on this store's connections. */
+    public WorkerStore workers() {
+        return workers;
     }
 
     /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
@@ -209,9 +223,20 @@ public final class JobStore {
         }
     }
 
-    /** Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}. */
+    /**
+     * Claims up to {@code limit} due jobs of {@code queue} for {@code workerId}; nothing while the
+     * queue is paused or its circuit breaker is not closed.
+     */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
-        return timed.query(claim, CLAIMED_JOB, queue, queue, limit, workerId, lease.toMillis());
+        return timed.query(claim, CLAIMED_JOB, queue, queue, false, queue, limit, workerId, lease.toMillis());
+    }
+
+    /**
+     * Claims up to {@code probes} due jobs of {@code queue} as the probes its half-open circuit
+     * breaker granted ({@link BreakerStore#acquireProbes}); still nothing while the queue is paused.
+     */
+    public List<ClaimedJob> claimProbes(String queue, String workerId, int probes, Duration lease) {
+        return timed.query(claim, CLAIMED_JOB, queue, queue, true, queue, probes, workerId, lease.toMillis());
     }
 
     /**
@@ -303,33 +328,36 @@ public final class JobStore {
     }
 
     /**
-     * Recovers up to {@code limit} jobs whose lease expired; each waits its queue's backoff
-     * ({@code backoffs}, else {@code fallback}) before it is due again.
+     * Recovers up to {@code limit} jobs whose lease expired, each by its queue's rule ({@code rules},
+     * else {@code fallback}): it waits the rule's backoff before it is due again, or is dead.
      */
-    public List<MovedJob> sweepExpiredLeases(int limit, List<BackoffRule> backoffs, BackoffRule fallback) {
+    public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
         return timed.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
             statement.setInt(1, limit);
-            statement.setArray(2, connection.createArrayOf("text", backoffs.stream().map(BackoffRule::queue).toArray()));
-            statement.setArray(3, connection.createArrayOf("int8", backoffs.stream().map(BackoffRule::initialMillis).toArray()));
-            statement.setArray(4, connection.createArrayOf("float8", backoffs.stream().map(BackoffRule::multiplier).toArray()));
-            statement.setArray(5, connection.createArrayOf("int8", backoffs.stream().map(BackoffRule::maxMillis).toArray()));
-            statement.setArray(6, connection.createArrayOf("float8", backoffs.stream().map(BackoffRule::jitter).toArray()));
-            statement.setLong(7, fallback.maxMillis());
-            statement.setLong(8, fallback.initialMillis());
-            statement.setDouble(9, fallback.multiplier());
-            statement.setDouble(10, fallback.jitter());
+            statement.setArray(2, connection.createArrayOf("text", rules.stream().map(RecoveryRule::queue).toArray()));
+            statement.setArray(3, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::initialMillis).toArray()));
+            statement.setArray(4, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::multiplier).toArray()));
+            statement.setArray(5, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::maxMillis).toArray()));
+            statement.setArray(6, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::jitter).toArray()));
+            statement.setArray(7, connection.createArrayOf("int4", rules.stream().map(RecoveryRule::maxLeaseExpiries).toArray()));
+            statement.setInt(8, fallback.maxLeaseExpiries());
+            statement.setLong(9, fallback.maxMillis());
+            statement.setLong(10, fallback.initialMillis());
+            statement.setDouble(11, fallback.multiplier());
+            statement.setDouble(12, fallback.jitter());
             return statement;
         }, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
-                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner")));
+                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner"),
+                rs.getInt("lease_expiries")));
     }
 
     /** Moves up to {@code limit} pending jobs with no attempts left to dead. */
     public List<MovedJob> retireExhausted(int limit) {
         return timed.query(retireExhausted, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD,
-                rs.getInt("attempts"), rs.getInt("max_attempts"), null), limit);
+                rs.getInt("attempts"), rs.getInt("max_attempts"), null, 0), limit);
     }
 
     /** Deletes up to {@code limit} jobs in {@code status} that finished more than {@code olderThan} ago. */

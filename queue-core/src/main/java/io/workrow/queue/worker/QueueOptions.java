@@ -13,8 +13,14 @@ import java.time.Duration;
  * @param backoff the wait before a failed job's next attempt
  * @param timeout the longest a handler may run before it is interrupted and the attempt fails, or
  *     {@code null} for no limit
+ * @param maxLeaseExpiries how many times a job's lease may expire (its worker crashed or froze
+ *     while running it) before the job is dead; with a limit, an expiry no longer spends one of
+ *     the job's attempts, which are left to handler failures. Zero for no limit of its own: an
+ *     expiry then spends the attempt it was claimed with, as a failure does
+ * @param breaker the queue's circuit breaker, or {@code null} for none
  */
-public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout) {
+public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
+        int maxLeaseExpiries, BreakerOptions breaker) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -38,36 +44,55 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         if (timeout != null) {
             Settings.requirePositive("timeout", timeout);
         }
+        Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
     }
 
-    /** Without a handler timeout. */
+    /** Without a handler timeout, a lease expiry limit or a breaker. */
     public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff) {
         this(concurrency, batchSize, lease, backoff, null);
     }
 
-    /** Concurrency 8, batches of 16, a 5-minute lease, the default backoff, no timeout. */
+    /** Without a lease expiry limit or a breaker. */
+    public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout) {
+        this(concurrency, batchSize, lease, backoff, timeout, 0, null);
+    }
+
+    /** Concurrency 8, batches of 16, a 5-minute lease, the default backoff, no timeout, no breaker. */
     public static QueueOptions defaults() {
-        return new QueueOptions(DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_LEASE, RetryBackoff.DEFAULT, null);
+        return new QueueOptions(DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_LEASE, RetryBackoff.DEFAULT);
     }
 
     public QueueOptions withConcurrency(int concurrency) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
     }
 
     public QueueOptions withLease(Duration lease) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+    }
+
+    /**
+     * A job whose lease expires {@code maxLeaseExpiries} times is dead ("lease expired N times"),
+     * and expiries stop spending its attempts; zero removes the limit.
+     */
+    public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+    }
+
+    /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
+    public QueueOptions withBreaker(BreakerOptions breaker) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
     }
 }

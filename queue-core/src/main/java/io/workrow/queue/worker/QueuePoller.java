@@ -30,10 +30,14 @@ final class QueuePoller implements Runnable {
      */
     private static final Duration GATHER_DELAY = Duration.ofMillis(1);
 
+    /** How often a poller looks again while its queue's failures wait to reach the circuit breaker. */
+    private static final Duration VERDICT_WAIT = Duration.ofMillis(5);
+
     private final HandlerRegistration registration;
     private final JobStore store;
     private final JobExecutor executor;
     private final ResultWriter writer;
+    private final CircuitBreakers breakers;
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
     private final ExecutorService handlerThreads;
@@ -46,12 +50,13 @@ final class QueuePoller implements Runnable {
     private volatile int wakeAtFreeSlots;
 
     QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, ResultWriter writer,
-            InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads, String workerId,
-            Duration pollInterval) {
+            CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
+            String workerId, Duration pollInterval) {
         this.registration = registration;
         this.store = store;
         this.executor = executor;
         this.writer = writer;
+        this.breakers = breakers;
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.handlerThreads = handlerThreads;
@@ -112,7 +117,12 @@ final class QueuePoller implements Runnable {
         if (wanted == 0 || !running) {
             return busy;
         }
-        List<ClaimedJob> claimed = store.claim(queue(), workerId, wanted, options.lease());
+        if (breakers.awaitsVerdict(queue())) {
+            // Enough failures to open the breaker are on their way to it: claim after its verdict.
+            wakeup.await(VERDICT_WAIT);
+            return busy;
+        }
+        List<ClaimedJob> claimed = claim(options, wanted);
         // Dispatch before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedJob job : claimed) {
             dispatch(job);
@@ -124,6 +134,32 @@ final class QueuePoller implements Runnable {
             wakeup.await(pollInterval);
         }
         return full;
+    }
+
+    /**
+     * One claim statement; for a queue with a circuit breaker that claimed nothing (the statement
+     * refuses a breaker that is not closed), the probes its breaker grants once the cooldown is over.
+     */
+    private List<ClaimedJob> claim(QueueOptions options, int wanted) {
+        List<ClaimedJob> claimed = store.claim(queue(), workerId, wanted, options.lease());
+        if (!claimed.isEmpty() || !breakers.guards(queue())) {
+            return claimed;
+        }
+        int probes = breakers.acquireProbes(queue(), wanted);
+        if (probes == 0) {
+            return claimed;
+        }
+        List<ClaimedJob> probing = List.of();
+        try {
+            probing = store.claimProbes(queue(), workerId, probes, options.lease());
+        } finally {
+            breakers.returnProbes(queue(), probes - probing.size());
+        }
+        if (!probing.isEmpty()) {
+            log.info("queue={} half-open circuit breaker: probing with job(s) {}", queue(),
+                    probing.stream().map(ClaimedJob::id).toList());
+        }
+        return probing;
     }
 
     /**

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * its lease (logged, counted as {@code lease_lost} or {@code cancelled}) or was locked by another
  * session (tried again shortly, while the lease keeper goes on renewing it). A database error
  * retries the whole batch with backoff. This is the only place that ends an in-flight entry and
- * reports outcomes to the meters.
+ * reports outcomes to the meters and, for queues with a circuit breaker, to their breakers: one
+ * statement per guarded queue per batch, with its successes and failures in recorded order.
  */
 final class ResultWriter {
 
@@ -49,6 +50,7 @@ final class ResultWriter {
     private final JobStore store;
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
+    private final CircuitBreakers breakers;
     private final int maxBatch;
     private final long maxDelayNanos;
     private final LinkedBlockingQueue<Pending> submitted = new LinkedBlockingQueue<>();
@@ -60,17 +62,20 @@ final class ResultWriter {
     private volatile boolean finished;
     private volatile long giveUpAtNanos = Long.MAX_VALUE;
     private Thread thread;
+    /** Outcomes of guarded queues in the batch being written; touched only by the writer thread. */
+    private CircuitBreakers.Tally tally;
 
     /**
      * @param capacity the most results accepted and not yet recorded (waiting, or to be tried
      *     again) before handler threads must wait to hand theirs over
      */
-    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, int maxBatch, Duration maxDelay,
-            int capacity) {
+    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, CircuitBreakers breakers, int maxBatch,
+            Duration maxDelay, int capacity) {
         this.room = new Semaphore(Math.max(1, capacity));
         this.store = store;
         this.inFlight = inFlight;
         this.metrics = metrics;
+        this.breakers = breakers;
         this.maxBatch = maxBatch;
         this.maxDelayNanos = maxDelay.toNanos();
     }
@@ -87,6 +92,7 @@ final class ResultWriter {
      */
     CompletableFuture<JobOutcome> accept(JobResult result) {
         Pending pending = new Pending(result);
+        breakers.accepted(result.job().job().queue(), result.kind());
         boolean queued = false;
         boolean interrupted = false;
         while (!queued && !finished) {
@@ -189,6 +195,17 @@ final class ResultWriter {
     }
 
     private void write(List<Pending> batch) {
+        tally = breakers.tally();
+        try {
+            writeKinds(batch);
+        } finally {
+            if (!tally.isEmpty()) {
+                breakers.record(tally);
+            }
+        }
+    }
+
+    private void writeKinds(List<Pending> batch) {
         List<Pending> completions = new ArrayList<>();
         List<Pending> failures = new ArrayList<>();
         List<Pending> releases = new ArrayList<>();
@@ -302,6 +319,7 @@ final class ResultWriter {
     }
 
     private void unrecorded(Pending pending) {
+        breakers.dropped(pending.job().job().queue(), pending.result.kind());
         log.warn("{} {} could not be recorded before shutdown; it runs again after its lease expires",
                 pending.job(), pending.result.kind().name().toLowerCase(java.util.Locale.ROOT));
         metrics.handled(pending.job().job().queue(), JobOutcome.UNRECORDED, pending.result.handlerTime());
@@ -320,6 +338,7 @@ final class ResultWriter {
         if (status == JobStatus.DEAD) {
             metrics.retired(job.queue());
         }
+        tally.ended(job.queue(), result.kind(), outcome);
         describe(result, outcome, status);
         room.release();
         pending.recorded.complete(outcome);

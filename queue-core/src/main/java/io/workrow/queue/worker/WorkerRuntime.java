@@ -57,6 +57,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final Duration shutdownTimeout;
     private final InFlightJobs inFlight = new InFlightJobs();
     private final ResultWriter writer;
+    private final CircuitBreakers breakers;
     private final LeaseKeeper keeper;
     private final ScheduledJobPromoter promoter;
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
@@ -81,7 +82,10 @@ public final class WorkerRuntime implements AutoCloseable {
         this.metrics = builder.metrics;
         // Results accepted and not yet recorded: a full batch being written plus one per handler
         // slot, so the writer never starves the handlers, and a stalled writer stops the claims.
-        this.writer = new ResultWriter(store, inFlight, builder.metrics, builder.completionBatchSize,
+        this.breakers = new CircuitBreakers(store.breakers(), builder.metrics, builder.registrations.values().stream()
+                .filter(registration -> registration.options().breaker() != null)
+                .collect(Collectors.toMap(HandlerRegistration::queue, registration -> registration.options().breaker())));
+        this.writer = new ResultWriter(store, inFlight, builder.metrics, breakers, builder.completionBatchSize,
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
                         .mapToInt(registration -> registration.options().concurrency()).sum());
         Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
@@ -92,7 +96,7 @@ public final class WorkerRuntime implements AutoCloseable {
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, writer, inFlight,
+            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, writer, breakers, inFlight,
                     builder.metrics, threads, workerId, builder.pollInterval));
         }
         this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
@@ -162,6 +166,7 @@ public final class WorkerRuntime implements AutoCloseable {
         started = true;
         queues.forEach(metrics::register);
         connectionBudget.warnIfShort();
+        breakers.register();
         Thread keepAlive = new Thread(this::awaitStop, "workrow-keep-alive");
         keepAlive.setDaemon(false);
         keepAlive.start();

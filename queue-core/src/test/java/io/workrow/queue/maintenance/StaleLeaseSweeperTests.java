@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,5 +103,51 @@ class StaleLeaseSweeperTests {
             scheduler.start();
             assertThat(ran.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         }
+    }
+
+    @Test
+    void aQueueWithMaxLeaseExpiriesParksAJobThatKeepsKillingItsWorkersWithoutSpendingItsAttempts() {
+        database.deleteAllJobs();
+        JobStore store = database.store();
+        long id = store.insertMany(List.of(new NewJob("crashy", null, 0, 0, null, "{}", "{}", null, 0, 5))).get(0);
+        StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
+                java.util.Map.of("crashy", QueueOptions.defaults().withMaxLeaseExpiries(3)
+                        .withBackoff(new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0))),
+                QueueOptions.defaults());
+        for (int crash = 1; crash <= 3; crash++) {
+            database.jdbc().update("UPDATE workrow_job SET status = 'pending', run_at = now() WHERE id = ?"
+                    + " AND status = 'scheduled'", id);
+            assertThat(store.claim("crashy", "worker-" + crash, 1, Duration.ofMinutes(1))).hasSize(1);
+            database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+            assertThat(sweeper.runOnce()).isEqualTo(1);
+            java.util.Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
+            assertThat(row.get("lease_expiries")).isEqualTo(crash);
+            assertThat(row.get("attempts")).as("an expiry is not a handler failure").isEqualTo(0);
+            assertThat(row.get("status")).isEqualTo(crash < 3 ? "scheduled" : "dead");
+        }
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class, id))
+                .isEqualTo("lease expired 3 times; last held by worker-3");
+    }
+
+    @Test
+    void withoutALimitAnExpirySpendsItsAttemptAndIsStillCountedApart() {
+        database.deleteAllJobs();
+        JobStore store = database.store();
+        long id = store.insertMany(List.of(new NewJob("plain", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
+        StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
+                java.util.Map.of(), QueueOptions.defaults()
+                        .withBackoff(new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0)));
+        for (int crash = 1; crash <= 2; crash++) {
+            database.jdbc().update("UPDATE workrow_job SET status = 'pending', run_at = now() WHERE id = ?"
+                    + " AND status = 'scheduled'", id);
+            store.claim("plain", "worker-" + crash, 1, Duration.ofMinutes(1));
+            database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+            assertThat(sweeper.runOnce()).isEqualTo(1);
+        }
+        java.util.Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
+        assertThat(row.get("status")).isEqualTo("dead");
+        assertThat(row.get("attempts")).isEqualTo(2);
+        assertThat(row.get("lease_expiries")).isEqualTo(2);
+        assertThat((String) row.get("last_error")).isEqualTo("lease expired while held by worker-2");
     }
 }

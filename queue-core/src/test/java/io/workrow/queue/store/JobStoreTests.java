@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 class JobStoreTests {
 
-    private static final BackoffRule NO_BACKOFF = new BackoffRule(null, 0, 1.0, 0, 0.0);
+    private static final RecoveryRule NO_BACKOFF = new RecoveryRule(null, 0, 1.0, 0, 0.0, 0);
 
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();

@@ -59,7 +59,8 @@ class QueryPlanTests {
                 Set.of("workrow_job_idempotency_idx")));
         CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q1}', '{key-1}'",
                 Set.of("workrow_job_idempotency_idx")));
-        CHECKS.put("JOB_CLAIM", new Check("text, text, int, text, bigint", "'q1', 'q1', 16, 'w', 300000",
+        CHECKS.put("JOB_CLAIM", new Check("text, text, boolean, text, int, text, bigint",
+                "'q1', 'q1', false, 'q1', 16, 'w', 300000",
                 Set.of("workrow_job_claim_idx")));
         CHECKS.put("JOB_COMPLETE_MANY", new Check("bigint[], bigint[]", ids + ", " + ids, Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_COMPLETE", new Check("bigint, bigint", "1, 1", Set.of("workrow_job_pkey")));
@@ -73,8 +74,8 @@ class QueryPlanTests {
         CHECKS.put("JOB_RELEASE_MANY", new Check("bigint[], bigint[], boolean[]", ids + ", " + ids + ", '{t,f,t}'",
                 Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new Check(
-                "int, text[], bigint[], float8[], bigint[], float8[], bigint, bigint, float8, float8",
-                "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', 3600000, 1000, 2.0, 0.2",
+                "int, text[], bigint[], float8[], bigint[], float8[], int[], int, bigint, bigint, float8, float8",
+                "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', '{0}', 0, 3600000, 1000, 2.0, 0.2",
                 Set.of("workrow_job_lease_idx")));
         CHECKS.put("JOB_PROMOTE_SCHEDULED", new Check("int", "1000", Set.of("workrow_job_scheduled_idx")));
         CHECKS.put("JOB_RETIRE_EXHAUSTED", new Check("int", "1000", Set.of("workrow_job_exhausted_idx")));
@@ -182,8 +183,9 @@ class QueryPlanTests {
             connection.setAutoCommit(false);
             try (Statement statement = connection.createStatement()) {
                 String plan = text(statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS) "
-                        + numbered(sql).replace("$1", "'q1'").replace("$2", "'q1'").replace("$3", "16")
-                                .replace("$4", "'w'").replace("$5", "300000")));
+                        + numbered(sql).replace("$1", "'q1'").replace("$2", "'q1'").replace("$3", "false")
+                                .replace("$4", "'q1'").replace("$5", "16").replace("$6", "'w'")
+                                .replace("$7", "300000")));
                 Matcher buffers = Pattern.compile("Buffers: shared hit=(\\d+)(?: read=(\\d+))?").matcher(plan);
                 assertThat(buffers.find()).as(plan).isTrue();
                 return Integer.parseInt(buffers.group(1)) + (buffers.group(2) == null ? 0 : Integer.parseInt(buffers.group(2)));

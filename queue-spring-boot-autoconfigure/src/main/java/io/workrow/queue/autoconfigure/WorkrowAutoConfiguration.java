@@ -5,6 +5,7 @@ import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.client.EnqueueHeaders;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.payload.JacksonPayloadCodec;
@@ -75,8 +76,8 @@ public final class WorkrowAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(QueueAdmin.class)
-    JdbcQueueAdmin queueAdmin(JobStore store) {
-        return new JdbcQueueAdmin(store);
+    JdbcQueueAdmin queueAdmin(JobStore store, ObjectProvider<QueueMetrics> metrics) {
+        return new JdbcQueueAdmin(store, metrics.getIfAvailable(() -> QueueMetrics.NOOP));
     }
 
     private static SqlIdentifier schemaOf(DataSource dataSource, WorkrowSettings settings) {

@@ -35,7 +35,7 @@ public final class WorkrowMaintenanceAutoConfiguration {
         QueueMetrics reported = metrics.getIfAvailable(() -> QueueMetrics.NOOP);
         return new MaintenanceLifecycle(() -> new MaintenanceScheduler()
                 .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE, reported,
-                        settings.queueBackoffs(), settings.defaultBackoff()))
+                        settings.configuredQueueOptions(), settings.defaultQueueOptions()))
                 .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
                         new RetentionPruner(store, settings.retention(), BATCH_SIZE)));

@@ -295,7 +295,18 @@ public class WorkrowProperties {
         /** Longest a handler may run before it is interrupted and its attempt fails; unset for no limit. */
         private Duration timeout;
 
+        /** Times a job's lease may expire (its worker crashed or froze) before the job is dead with "lease expired N times"; expiries then stop spending the job's attempts. Unset: no limit of its own, and an expiry spends an attempt like a failure. */
+        private Integer maxLeaseExpiries;
+
         private final Backoff backoff = new Backoff();
+
+        public Integer getMaxLeaseExpiries() {
+            return maxLeaseExpiries;
+        }
+
+        public void setMaxLeaseExpiries(Integer maxLeaseExpiries) {
+            this.maxLeaseExpiries = maxLeaseExpiries;
+        }
 
         public Duration getTimeout() {
             return timeout;
@@ -403,6 +414,28 @@ public class WorkrowProperties {
         /** Longest a handler of this queue may run before it is interrupted and its attempt fails. */
         private Duration timeout;
 
+        /** Times a job's lease may expire before it is dead; defaults to workrow.defaults.max-lease-expiries. */
+        private Integer maxLeaseExpiries;
+
+        /** The queue's circuit breaker, shared by every node; setting any of its keys guards the queue. */
+        private Breaker breaker;
+
+        public Integer getMaxLeaseExpiries() {
+            return maxLeaseExpiries;
+        }
+
+        public void setMaxLeaseExpiries(Integer maxLeaseExpiries) {
+            this.maxLeaseExpiries = maxLeaseExpiries;
+        }
+
+        public Breaker getBreaker() {
+            return breaker;
+        }
+
+        public void setBreaker(Breaker breaker) {
+            this.breaker = breaker;
+        }
+
         public Duration getTimeout() {
             return timeout;
         }
@@ -499,6 +532,54 @@ public class WorkrowProperties {
 
         public void setJitter(Double jitter) {
             this.jitter = jitter;
+        }
+    }
+
+    /** A queue's circuit breaker: consecutive failures open it, and no node claims the queue's jobs until the cooldown is over; then probes decide. */
+    public static class Breaker {
+
+        /** Whether the breaker guards the queue. */
+        private boolean enabled = true;
+
+        /** Consecutive failed attempts that open the breaker. */
+        private int failureThreshold = 5;
+
+        /** How long an opened breaker stays open before it lets probes through. */
+        private Duration cooldown = Duration.ofSeconds(30);
+
+        /** Jobs let through while half-open; a success closes the breaker, a failure opens it again. */
+        private int halfOpenProbes = 1;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public int getFailureThreshold() {
+            return failureThreshold;
+        }
+
+        public void setFailureThreshold(int failureThreshold) {
+            this.failureThreshold = failureThreshold;
+        }
+
+        public Duration getCooldown() {
+            return cooldown;
+        }
+
+        public void setCooldown(Duration cooldown) {
+            this.cooldown = cooldown;
+        }
+
+        public int getHalfOpenProbes() {
+            return halfOpenProbes;
+        }
+
+        public void setHalfOpenProbes(int halfOpenProbes) {
+            this.halfOpenProbes = halfOpenProbes;
         }
     }
 }

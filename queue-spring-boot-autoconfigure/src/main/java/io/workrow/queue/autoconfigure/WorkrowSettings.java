@@ -4,6 +4,7 @@ import io.workrow.queue.JobStatus;
 import io.workrow.queue.client.QueueNames;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import java.time.Duration;
@@ -54,7 +55,7 @@ public final class WorkrowSettings {
         WorkrowProperties.Backoff backoff = given.getBackoff();
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
-                backoff.getMax(), backoff.getJitter(), given.getTimeout());
+                backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null);
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -92,16 +93,16 @@ public final class WorkrowSettings {
         return queues.getOrDefault(queue, defaults).maxAttempts();
     }
 
-    /** The retry backoff of each queue with settings of its own. */
-    public Map<String, RetryBackoff> queueBackoffs() {
-        Map<String, RetryBackoff> backoffs = new LinkedHashMap<>();
-        queues.forEach((name, queue) -> backoffs.put(name, queue.options().backoff()));
-        return backoffs;
+    /** The options of each queue with settings of its own. */
+    public Map<String, QueueOptions> configuredQueueOptions() {
+        Map<String, QueueOptions> options = new LinkedHashMap<>();
+        queues.forEach((name, queue) -> options.put(name, queue.options()));
+        return options;
     }
 
-    /** The retry backoff of queues without settings of their own. */
-    public RetryBackoff defaultBackoff() {
-        return defaults.options().backoff();
+    /** The options of queues without settings of their own. */
+    public QueueOptions defaultQueueOptions() {
+        return defaults.options();
     }
 
     /** The lag above which {@code queue} makes the workrowLag indicator DOWN. */
@@ -164,7 +165,8 @@ public final class WorkrowSettings {
 
     /** One queue's resolved settings; {@code prefix} names them in errors. */
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
-            Duration initial, double multiplier, Duration max, double jitter, Duration timeout) {
+            Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
+            Integer maxLeaseExpiries, BreakerOptions breaker) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
@@ -193,6 +195,9 @@ public final class WorkrowSettings {
                 throw new InvalidConfigurationPropertyValueException(prefix + ".backoff.max", max,
                         "must not be below " + prefix + ".backoff.initial (" + initial + ")");
             }
+            if (maxLeaseExpiries != null) {
+                atLeast(prefix + ".max-lease-expiries", 1, maxLeaseExpiries);
+            }
         }
 
         QueueSettings overriddenBy(String queuePrefix, WorkrowProperties.Queue queue) {
@@ -201,12 +206,23 @@ public final class WorkrowSettings {
                     or(queue.getConcurrency(), concurrency), or(queue.getBatchSize(), batchSize),
                     or(queue.getMaxAttempts(), maxAttempts), or(queue.getLease(), lease),
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
-                    or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout));
+                    or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
+                    or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()));
+        }
+
+        private static BreakerOptions breaker(String prefix, WorkrowProperties.Breaker breaker) {
+            if (breaker == null || !breaker.isEnabled()) {
+                return null;
+            }
+            atLeast(prefix + ".failure-threshold", 1, breaker.getFailureThreshold());
+            positive(prefix + ".cooldown", breaker.getCooldown());
+            atLeast(prefix + ".half-open-probes", 1, breaker.getHalfOpenProbes());
+            return new BreakerOptions(breaker.getFailureThreshold(), breaker.getCooldown(), breaker.getHalfOpenProbes());
         }
 
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
-                    timeout);
+                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker);
         }
 
         private static <T> T or(T value, T fallback) {

@@ -14,6 +14,7 @@ import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -146,6 +147,11 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.send-receipt.timeout=0s           | workrow.queues.send-receipt.timeout         | PT0S",
             "workrow.queues.send-receipt.lease=500ms          | workrow.queues.send-receipt.lease           | PT0.5S",
             "workrow.statement-timeout=500ms                  | workrow.statement-timeout                   | PT0.5S",
+            "workrow.queues.send-receipt.max-lease-expiries=0 | workrow.queues.send-receipt.max-lease-expiries | 0",
+            "workrow.defaults.max-lease-expiries=-1           | workrow.defaults.max-lease-expiries         | -1",
+            "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
+            "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
+            "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
             "workrow.schema=ssssssssssssssssssssssssssssssssssssssssssssssssssssssss | workrow.schema | ssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
     })
     void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
@@ -212,5 +218,34 @@ class WorkrowAutoConfigurationTests {
             assertThat(settings.queueOptions("other").batchSize()).isEqualTo(16);
             assertThat(List.copyOf(settings.configuredQueues())).containsExactly("fast");
         });
+    }
+
+    @Test
+    void breakerAndLeaseExpiryLimitAreSetPerQueue() {
+        withDatabase().withPropertyValues("workrow.defaults.max-lease-expiries=4",
+                "workrow.queues.payments.max-lease-expiries=2",
+                "workrow.queues.payments.breaker.failure-threshold=3", "workrow.queues.payments.breaker.cooldown=3s",
+                "workrow.queues.mail.breaker.enabled=true",
+                "workrow.queues.sms.breaker.failure-threshold=3", "workrow.queues.sms.breaker.enabled=false")
+                .run(context -> {
+                    WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+                    QueueOptions payments = settings.queueOptions("payments");
+                    assertThat(payments.maxLeaseExpiries()).isEqualTo(2);
+                    assertThat(payments.breaker()).isEqualTo(new BreakerOptions(3, java.time.Duration.ofSeconds(3), 1));
+                    assertThat(settings.queueOptions("mail").breaker()).isEqualTo(BreakerOptions.defaults());
+                    assertThat(settings.queueOptions("mail").maxLeaseExpiries()).isEqualTo(4);
+                    assertThat(settings.queueOptions("sms").breaker()).isNull();
+                    assertThat(settings.queueOptions("other").breaker()).isNull();
+                    assertThat(settings.defaultQueueOptions().maxLeaseExpiries()).isEqualTo(4);
+                });
+    }
+
+    @Test
+    void breakerPropertyDefaultsAreTheEngineDefaults() {
+        WorkrowProperties.Breaker breaker = new WorkrowProperties.Breaker();
+        assertThat(new BreakerOptions(breaker.getFailureThreshold(), breaker.getCooldown(), breaker.getHalfOpenProbes()))
+                .isEqualTo(BreakerOptions.defaults());
+        assertThat(QueueOptions.defaults().maxLeaseExpiries()).isZero();
+        assertThat(new WorkrowProperties().getDefaults().getMaxLeaseExpiries()).isNull();
     }
 }

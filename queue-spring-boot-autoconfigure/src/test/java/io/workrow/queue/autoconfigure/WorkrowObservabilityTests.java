@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
+import io.workrow.queue.BreakerStatus;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
@@ -62,6 +63,7 @@ class WorkrowObservabilityTests {
     void clean() {
         database.deleteAllJobs();
         database.jdbc().update("DELETE FROM workrow_queue_pause");
+        database.jdbc().update("DELETE FROM workrow_breaker");
     }
 
     /** A DataSource on a port where nothing listens. */
@@ -254,5 +256,57 @@ class WorkrowObservabilityTests {
         } finally {
             otherNode.stop();
         }
+    }
+
+    static class FailingPings {
+        @QueueHandler("flaky")
+        void ping(Ping ping) {
+            throw new IllegalStateException("downstream 503");
+        }
+    }
+
+    @Test
+    void anOpenBreakerIsCountedShownInHealthAndTheEndpointAndClosedByHand() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).withBean(FailingPings.class)
+                .withPropertyValues("workrow.queues.flaky.breaker.failure-threshold=2",
+                        "workrow.queues.flaky.breaker.cooldown=1h", "workrow.queues.flaky.concurrency=1",
+                        "workrow.queues.flaky.backoff.initial=10ms", "workrow.queues.flaky.backoff.max=10ms")
+                .run(context -> {
+                    JobQueue jobQueue = context.getBean(JobQueue.class);
+                    for (int i = 0; i < 5; i++) {
+                        jobQueue.enqueue(io.workrow.queue.JobRequest.of("flaky", new Ping(i)).maxAttempts(100));
+                    }
+                    WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+                    await().atMost(Duration.ofSeconds(10)).until(() -> endpoint.queues().breakers().stream()
+                            .anyMatch(b -> b.queue().equals("flaky") && b.state() == BreakerStatus.State.OPEN));
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    assertThat(registry.get("workrow.breaker.transitions").tags("queue", "flaky", "state", "open")
+                            .counter().count()).isEqualTo(1);
+
+                    Health health = context.getBean(WorkrowHealthIndicator.class).health(true);
+                    assertThat(health.getStatus()).as("an open breaker is every node's, not this node's, trouble")
+                            .isEqualTo(Status.UP);
+                    @SuppressWarnings("unchecked")
+                    Map<String, String> breakers = (Map<String, String>) health.getDetails().get("breakers");
+                    assertThat(breakers.get("flaky")).startsWith("open until ").endsWith(": 2 consecutive failures");
+
+                    assertThat(endpoint.operate("flaky", "close-breaker", null, null, null, null))
+                            .containsEntry("closed", true);
+                    assertThat(registry.get("workrow.breaker.transitions").tags("queue", "flaky", "state", "closed")
+                            .counter().count()).isEqualTo(1);
+                    // Still failing: two more failures open it again.
+                    await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("workrow.breaker.transitions")
+                            .tags("queue", "flaky", "state", "open").counter().count() == 2);
+
+                    endpoint.operate("ping", "open-breaker", null, null, null, "vendor outage");
+                    assertThat(endpoint.queues().breakers()).anySatisfy(b -> {
+                        assertThat(b.queue()).isEqualTo("ping");
+                        assertThat(b.state()).isEqualTo(BreakerStatus.State.OPEN);
+                        assertThat(b.openUntil()).isNull();
+                        assertThat(b.reason()).isEqualTo("opened by hand: vendor outage");
+                    });
+                    assertThat(((Map<?, ?>) context.getBean(WorkrowHealthIndicator.class).health(true).getDetails()
+                            .get("breakers")).get("ping")).isEqualTo("open until closed by hand: opened by hand: vendor outage");
+                });
     }
 }

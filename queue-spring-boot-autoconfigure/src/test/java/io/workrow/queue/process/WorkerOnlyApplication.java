@@ -46,5 +46,13 @@ public class WorkerOnlyApplication {
                     ProcessHandle.current().pid());
             Thread.sleep(work.millis());
         }
+
+        /** A job that kills its worker: the JVM halts mid-run, as on an out-of-memory kill. */
+        @QueueHandler("process-crash")
+        void crash(Work work, JobContext job) {
+            jdbc.update("INSERT INTO process_runs (job_id, worker) VALUES (?, ?)", job.id(),
+                    ProcessHandle.current().pid());
+            Runtime.getRuntime().halt(137);
+        }
     }
 }

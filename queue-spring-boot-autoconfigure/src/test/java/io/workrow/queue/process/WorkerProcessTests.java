@@ -128,6 +128,30 @@ class WorkerProcessTests {
                 .as("both JVMs took part").isEqualTo(2);
     }
 
+    @Test
+    void aJobThatKillsEveryWorkerIsParkedAfterMaxLeaseExpiriesWithItsAttemptsUnspent() throws Exception {
+        long id = jobQueue.enqueue("process-crash", new WorkerOnlyApplication.Work(0));
+        String[] crashQueue = {"--workrow.queues.process-crash.max-lease-expiries=2",
+                "--workrow.queues.process-crash.lease=1s", "--workrow.queues.process-crash.backoff.initial=100ms",
+                "--workrow.queues.process-crash.backoff.max=100ms", "--workrow.sweeper.interval=500ms"};
+        // Each worker JVM that claims the job dies; the next one's sweeper finds the expired lease.
+        for (int crash = 1; crash <= 2; crash++) {
+            Process worker = start("crash-" + crash, crashQueue);
+            assertThat(worker.waitFor(60, TimeUnit.SECONDS)).as("worker %d killed by the job", crash).isTrue();
+            assertThat(worker.exitValue()).isEqualTo(137);
+        }
+        Process survivor = start("crash-3", crashQueue);
+        await().atMost(Duration.ofSeconds(60)).until(() -> "dead".equals(status(List.of(id)).get(id)));
+        assertThat(survivor.isAlive()).as("the job was parked before it could kill a third worker").isTrue();
+        Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
+        assertThat((String) row.get("last_error")).startsWith("lease expired 2 times; last held by ");
+        assertThat(row.get("lease_expiries")).isEqualTo(2);
+        assertThat(row.get("attempts")).as("crashes are not handler failures").isEqualTo(0);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM process_runs", Integer.class)).isEqualTo(2);
+        survivor.destroy();
+        assertThat(survivor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    }
+
     private long enqueue(long millis) {
         return jobQueue.enqueue("process-work", new WorkerOnlyApplication.Work(millis));
     }

@@ -1,5 +1,6 @@
 package io.workrow.queue.spring.actuate;
 
+import io.workrow.queue.BreakerStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
@@ -18,13 +19,15 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 /**
  * The {@code workrow} actuator endpoint, over {@link QueueAdmin}.
  * <ul>
- * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause.</li>
+ * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, and every
+ * circuit breaker's state.</li>
  * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
  * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
  * {@code {"error":"503"}}; {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
- * optional {@code {"reason":"..."}}; {@code .../resume}.</li>
+ * optional {@code {"reason":"..."}}; {@code .../resume}; {@code .../open-breaker} with an optional
+ * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker}.</li>
  * </ul>
  * Writes act only on jobs of the queue in the path: retrying or cancelling job 42 through another
  * queue's path changes nothing. Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
@@ -44,7 +47,7 @@ public class WorkrowEndpoint {
 
     @ReadOperation
     public Queues queues() {
-        return new Queues(admin.stats(), admin.pausedQueues());
+        return new Queues(admin.stats(), admin.pausedQueues(), admin.breakers());
     }
 
     @ReadOperation
@@ -93,12 +96,17 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "paused", true);
             }
             case "resume" -> Map.of("queue", queue, "resumed", admin.resume(queue));
+            case "open-breaker" -> {
+                admin.openBreaker(queue, reason);
+                yield Map.of("queue", queue, "breaker", "open");
+            }
+            case "close-breaker" -> Map.of("queue", queue, "closed", admin.closeBreaker(queue));
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
-                    "Use retry, cancel, pause or resume");
+                    "Use retry, cancel, pause, resume, open-breaker or close-breaker");
         };
     }
 
     /** The endpoint's read-all answer. */
-    public record Queues(List<QueueStats> queues, List<String> paused) {
+    public record Queues(List<QueueStats> queues, List<String> paused, List<BreakerStatus> breakers) {
     }
 }

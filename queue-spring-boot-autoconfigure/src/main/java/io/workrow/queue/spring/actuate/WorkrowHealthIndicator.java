@@ -1,8 +1,11 @@
 package io.workrow.queue.spring.actuate;
 
+import io.workrow.queue.BreakerStatus;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.worker.WorkerRuntime;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -17,6 +20,8 @@ import org.springframework.boot.health.contributor.Health;
  * found by polling, only later, and {@code wakeUps} says {@code degraded} once it has been down
  * longer than {@code workrow.health.listener-timeout}.</li>
  * </ul>
+ * Circuit breakers that are not closed are a detail ({@code breakers}): an open breaker means a
+ * dependency is down for every node alike, not that this node is unfit to serve.
  * Queue lag is the separate, opt-in {@link WorkrowLagHealthIndicator}.
  */
 public final class WorkrowHealthIndicator extends AbstractHealthIndicator {
@@ -36,6 +41,19 @@ public final class WorkrowHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         store.tableCheck(); // throws when the database cannot be reached: DOWN with the error
+        Map<String, String> breakers = new TreeMap<>();
+        for (BreakerStatus breaker : store.breakers().list()) {
+            if (breaker.state() != BreakerStatus.State.CLOSED) {
+                breakers.put(breaker.queue(), breaker.state().columnValue()
+                        + (breaker.state() == BreakerStatus.State.OPEN
+                                ? breaker.openUntil() == null ? " until closed by hand" : " until " + breaker.openUntil()
+                                : "")
+                        + (breaker.reason() == null ? "" : ": " + breaker.reason()));
+            }
+        }
+        if (!breakers.isEmpty()) {
+            builder.withDetail("breakers", breakers);
+        }
         WorkerRuntime worker = runtime.get();
         if (worker == null) {
             builder.up().withDetail("workers", "none on this node");
