@@ -142,7 +142,7 @@ public final class DrainBenchmark {
                 sorted[sorted.length - 1]);
     }
 
-    private static Map<String, String> parse(String[] args) {
+    static Map<String, String> parse(String[] args) {
         Map<String, String> options = new HashMap<>();
         for (String arg : args) {
             if (!arg.startsWith("--") || !arg.contains("=")) {

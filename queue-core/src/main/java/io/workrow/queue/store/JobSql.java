@@ -79,7 +79,8 @@ final class JobSql {
      * still moves toward retirement. Each row gets its own new fencing token. A paused queue
      * (a row in workrow_queue_pause) claims nothing, nor does one whose circuit breaker is not
      * closed, unless this claim takes the probes the breaker granted (the boolean parameter): the
-     * uncorrelated NOT EXISTS checks are evaluated once per statement, by primary key.
+     * uncorrelated NOT EXISTS checks are evaluated once per statement, by primary key. It clears
+     * ordered_key, which only the ordered claim sets.
      */
     static final String JOB_CLAIM = """
             WITH due AS (
@@ -98,6 +99,113 @@ final class JobSql {
                 lease_token = nextval({lease_token_seq}),
                 lease_expires_at = now() + ? * interval '1 millisecond',
                 attempts = job.attempts + 1,
+                ordered_key = NULL,
+                started_at = now(),
+                updated_at = now()
+            FROM due
+            WHERE job.id = due.id
+            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
+                      job.lease_token, job.run_at
+            """;
+
+    /**
+     * Claims up to {@code :limit} jobs of an ordered queue: for each partition key in the buckets
+     * this worker owns ({@code :buckets}), only the key's oldest pending job (its head), and only
+     * while no job of the key is running, here or on any node; with {@code :skip_failed} false
+     * (key-failure block) also only while no older job of the key waits as scheduled. Jobs without
+     * a key are not ordered and not bound to buckets. Different keys run in parallel.
+     *
+     * <p>Two ways to find heads, so that no claim walks a backlog: the fast path reads the first
+     * {@code :walk} due rows in claim order (workrow_job_claim_idx) and probes only rows that are
+     * the oldest of their key within the walk (a later row of a key cannot be its head); when that
+     * finds too few, a loose index scan visits each key's head once (workrow_job_key_pending_idx),
+     * and keyless jobs beyond the walk come from workrow_job_keyless_claim_idx. Running and older
+     * scheduled jobs are looked up in workrow_job_key_held_idx.
+     *
+     * <p>Concurrency: the checks read this statement's snapshot and only heads are offered; a head
+     * another claimer holds is skipped (its key's next job is still not a head in this snapshot),
+     * and one claimed or finished since is dropped by the lock's re-check of its status. What a
+     * snapshot cannot see (an older job of the key committed late, an operator's retry) is caught by
+     * workrow_job_key_running_idx: ordered_key is unique among running jobs, so the later of two
+     * such claims fails and is tried again. The claim sets ordered_key to the partition key.
+     */
+    static final String JOB_CLAIM_ORDERED = """
+            WITH RECURSIVE walk AS MATERIALIZED (
+                SELECT w.*, min(w.id) OVER (PARTITION BY w.partition_key) AS key_min
+                FROM (SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
+                      FROM {job} AS job
+                      WHERE job.queue = :queue AND job.status = 'pending' AND job.run_at <= now()
+                      ORDER BY job.priority, job.run_at, job.id
+                      LIMIT :walk) AS w
+            ), fast AS MATERIALIZED (
+                SELECT walk.id, walk.priority, walk.run_at
+                FROM walk
+                WHERE walk.partition_key IS NULL
+                   OR (walk.partition_bucket = ANY (:buckets::int[])
+                       AND walk.id = walk.key_min
+                       AND NOT EXISTS (SELECT 1 FROM {job} AS older
+                                       WHERE older.queue = :queue AND older.partition_key = walk.partition_key
+                                         AND older.status = 'pending' AND older.id < walk.id)
+                       AND NOT EXISTS (SELECT 1 FROM {job} AS held
+                                       WHERE held.queue = :queue AND held.partition_key = walk.partition_key
+                                         AND held.status IN ('scheduled', 'running')
+                                         AND (held.status = 'running' OR (NOT :skip_failed AND held.id < walk.id))))
+                ORDER BY walk.priority, walk.run_at, walk.id
+                LIMIT :limit
+            ), heads AS (
+                (SELECT job.partition_key, job.id, job.partition_bucket, job.priority, job.run_at
+                 FROM {job} AS job
+                 WHERE job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NOT NULL
+                 ORDER BY job.partition_key, job.id
+                 LIMIT 1)
+                UNION ALL
+                SELECT next.*
+                FROM heads
+                CROSS JOIN LATERAL (
+                    SELECT job.partition_key, job.id, job.partition_bucket, job.priority, job.run_at
+                    FROM {job} AS job
+                    WHERE job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NOT NULL
+                      AND job.partition_key > heads.partition_key
+                    ORDER BY job.partition_key, job.id
+                    LIMIT 1) AS next
+            ), candidates AS (
+                SELECT fast.id, fast.priority, fast.run_at FROM fast
+                UNION
+                SELECT heads.id, heads.priority, heads.run_at
+                FROM heads
+                WHERE (SELECT count(*) FROM fast) < :limit
+                  AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
+                  AND NOT EXISTS (SELECT 1 FROM {job} AS held
+                                  WHERE held.queue = :queue AND held.partition_key = heads.partition_key
+                                    AND held.status IN ('scheduled', 'running')
+                                    AND (held.status = 'running' OR (NOT :skip_failed AND held.id < heads.id)))
+                UNION
+                (SELECT job.id, job.priority, job.run_at
+                 FROM {job} AS job
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                   AND job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NULL
+                   AND job.run_at <= now()
+                 ORDER BY job.priority, job.run_at, job.id
+                 LIMIT :limit)
+            ), due AS (
+                SELECT job.id
+                FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
+                JOIN {job} AS job ON job.id = candidate.id
+                WHERE job.status = 'pending' AND job.run_at <= now()
+                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
+                  AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
+                ORDER BY candidate.priority, candidate.run_at, candidate.id
+                LIMIT :limit
+                FOR UPDATE OF job SKIP LOCKED
+            )
+            UPDATE {job} AS job
+            SET status = 'running',
+                claimed_by = :worker,
+                lease_token = nextval({lease_token_seq}),
+                lease_expires_at = now() + :lease_ms * interval '1 millisecond',
+                attempts = job.attempts + 1,
+                ordered_key = job.partition_key,
                 started_at = now(),
                 updated_at = now()
             FROM due

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCreator;
 import org.springframework.jdbc.core.RowCallbackHandler;
@@ -49,6 +50,9 @@ public final class JobStore {
             rs.getLong("lease_token"),
             instant(rs, "run_at"));
 
+    /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
+    private static final int MAX_ORDERED_WALK = 4096;
+
     /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
@@ -67,6 +71,7 @@ public final class JobStore {
     private final String insertMany;
     private final String findByIdempotencyKeys;
     private final String claim;
+    private final NamedStatement claimOrdered;
     private final String completeMany;
     private final String complete;
     private final String failMany;
@@ -109,6 +114,7 @@ public final class JobStore {
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
+        this.claimOrdered = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_ORDERED, schema));
         this.completeMany = JobSql.render(JobSql.JOB_COMPLETE_MANY, schema);
         this.complete = JobSql.render(JobSql.JOB_COMPLETE, schema);
         this.failMany = JobSql.render(JobSql.JOB_FAIL_MANY, schema);
@@ -228,15 +234,46 @@ public final class JobStore {
      * queue is paused or its circuit breaker is not closed.
      */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease) {
-        return timed.query(claim, CLAIMED_JOB, queue, queue, false, queue, limit, workerId, lease.toMillis());
+        return claim(queue, workerId, limit, lease, false);
     }
 
     /**
-     * Claims up to {@code probes} due jobs of {@code queue} as the probes its half-open circuit
-     * breaker granted ({@link BreakerStore#acquireProbes}); still nothing while the queue is paused.
+     * Claims up to {@code limit} due jobs of {@code queue}; {@code probes} when they are the probes
+     * a half-open circuit breaker granted ({@link BreakerStore#acquireProbes}), which the breaker
+     * check lets through. Nothing while the queue is paused.
      */
-    public List<ClaimedJob> claimProbes(String queue, String workerId, int probes, Duration lease) {
-        return timed.query(claim, CLAIMED_JOB, queue, queue, true, queue, probes, workerId, lease.toMillis());
+    public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease, boolean probes) {
+        return timed.query(claim, CLAIMED_JOB, queue, queue, probes, queue, limit, workerId, lease.toMillis());
+    }
+
+    /**
+     * Claims up to {@code limit} jobs of an ordered queue: per partition key in {@code buckets},
+     * the oldest pending job while no job of the key runs ({@code skipFailed}: scheduled retries do
+     * not hold the key). Jobs without a key are claimed regardless of buckets. When a claim that
+     * overlapped with another is refused by the one-running-job-per-key index, it is tried once
+     * more, then left to the next poll.
+     */
+    public List<ClaimedJob> claimOrdered(String queue, String workerId, int limit, Duration lease, boolean probes,
+            int[] buckets, boolean skipFailed) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        values.put("buckets", buckets);
+        values.put("skip_failed", skipFailed);
+        // Enough claim-order rows to find a batch of heads among the owned share of the buckets.
+        values.put("walk", (int) Math.min(MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return timed.query(claimOrdered.bind(values), CLAIMED_JOB);
+            } catch (DuplicateKeyException e) {
+                if (attempt == 2) {
+                    return List.of();
+                }
+            }
+        }
     }
 
     /**

@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
 /**
  * How many connections a runtime may hold at once, and a start-up warning when the pool is
  * smaller: the listener holds one for good; each poller, the result writer, the lease keeper, the
- * scheduled job promoter and maintenance borrow one per statement; every transactional handler holds one while it runs.
+ * scheduled job promoter, maintenance and (with ordered queues) the worker registry borrow one per
+ * statement; every transactional handler holds one while it runs.
  * A pool below that makes handlers, claims and renewals queue for connections, and a renewal that
  * waits too long costs a lease.
  */
@@ -20,27 +21,35 @@ final class ConnectionBudget {
     private final boolean listening;
     private final int pollers;
     private final int transactionalHandlers;
+    private final boolean registry;
 
-    ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers) {
+    ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers,
+            boolean registry) {
         this.dataSource = dataSource;
         this.listening = listening;
         this.pollers = pollers;
         this.transactionalHandlers = transactionalHandlers;
+        this.registry = registry;
     }
 
-    /** Connections this runtime may hold at once: listener, pollers, writer, keeper, promoter, maintenance, transactional handlers. */
+    /**
+     * Connections this runtime may hold at once: listener, pollers, writer, keeper, promoter,
+     * maintenance, worker registry, transactional handlers.
+     */
     int needed() {
-        return (listening ? 1 : 0) + pollers + 4 + transactionalHandlers;
+        return (listening ? 1 : 0) + pollers + 4 + (registry ? 1 : 0) + transactionalHandlers;
     }
 
     void warnIfShort() {
         Integer poolSize = maximumPoolSize(dataSource);
         if (poolSize != null && poolSize < needed()) {
             log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
-                    + " pollers {}, result writer 1, lease keeper 1, scheduler 1, maintenance 1, transactional handlers {}),"
+                    + " pollers {}, result writer 1, lease keeper 1, scheduler 1, maintenance 1, worker registry {},"
+                    + " transactional handlers {}),"
                     + " besides what the application itself uses. Raise the pool's maximum size (for Hikari,"
                     + " spring.datasource.hikari.maximum-pool-size) or lower the concurrency of transactional"
-                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, transactionalHandlers);
+                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, registry ? 1 : 0,
+                    transactionalHandlers);
         }
     }
 

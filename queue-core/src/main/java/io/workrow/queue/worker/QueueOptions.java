@@ -18,9 +18,10 @@ import java.time.Duration;
  *     the job's attempts, which are left to handler failures. Zero for no limit of its own: an
  *     expiry then spends the attempt it was claimed with, as a failure does
  * @param breaker the queue's circuit breaker, or {@code null} for none
+ * @param ordering whether jobs with one partition key run one at a time in enqueue order
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
-        int maxLeaseExpiries, BreakerOptions breaker) {
+        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -45,6 +46,9 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
             Settings.requirePositive("timeout", timeout);
         }
         Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
+        if (ordering == null) {
+            throw new IllegalArgumentException("ordering must be set (KeyOrdering.NONE for none)");
+        }
     }
 
     /** Without a handler timeout, a lease expiry limit or a breaker. */
@@ -52,9 +56,9 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         this(concurrency, batchSize, lease, backoff, null);
     }
 
-    /** Without a lease expiry limit or a breaker. */
+    /** Without a lease expiry limit, a breaker or ordering. */
     public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout) {
-        this(concurrency, batchSize, lease, backoff, timeout, 0, null);
+        this(concurrency, batchSize, lease, backoff, timeout, 0, null, KeyOrdering.NONE);
     }
 
     /** Concurrency 8, batches of 16, a 5-minute lease, the default backoff, no timeout, no breaker. */
@@ -63,24 +67,24 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     public QueueOptions withConcurrency(int concurrency) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     public QueueOptions withLease(Duration lease) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     /**
@@ -88,11 +92,16 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      * and expiries stop spending its attempts; zero removes the limit.
      */
     public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 
     /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
     public QueueOptions withBreaker(BreakerOptions breaker) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+    }
+
+    /** Runs jobs with one partition key one at a time, in enqueue order; {@link KeyOrdering#NONE} for none. */
+    public QueueOptions withOrdering(KeyOrdering ordering) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
     }
 }

@@ -2,7 +2,6 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -34,14 +33,13 @@ final class QueuePoller implements Runnable {
     private static final Duration VERDICT_WAIT = Duration.ofMillis(5);
 
     private final HandlerRegistration registration;
-    private final JobStore store;
+    private final JobClaimer claimer;
     private final JobExecutor executor;
     private final ResultWriter writer;
     private final CircuitBreakers breakers;
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
     private final ExecutorService handlerThreads;
-    private final String workerId;
     private final Duration pollInterval;
     private final Semaphore slots;
     private final Wakeup wakeup = new Wakeup();
@@ -49,18 +47,17 @@ final class QueuePoller implements Runnable {
     /** Free slots that wake the waiting poller; 0 when it is not waiting for slots. */
     private volatile int wakeAtFreeSlots;
 
-    QueuePoller(HandlerRegistration registration, JobStore store, JobExecutor executor, ResultWriter writer,
+    QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
-            String workerId, Duration pollInterval) {
+            Duration pollInterval) {
         this.registration = registration;
-        this.store = store;
+        this.claimer = claimer;
         this.executor = executor;
         this.writer = writer;
         this.breakers = breakers;
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.handlerThreads = handlerThreads;
-        this.workerId = workerId;
         this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
     }
@@ -69,9 +66,17 @@ final class QueuePoller implements Runnable {
         return registration.queue();
     }
 
-    /** {@code queue xConcurrency}, for the start-up log line. */
+    /** {@code queue xConcurrency} and the queue's patterns, for the start-up log line. */
     String describe() {
-        return registration.queue() + " x" + registration.options().concurrency();
+        QueueOptions options = registration.options();
+        StringBuilder text = new StringBuilder(registration.queue()).append(" x").append(options.concurrency());
+        if (options.ordering() != KeyOrdering.NONE) {
+            text.append(" ordered/").append(options.ordering().name().toLowerCase(java.util.Locale.ROOT));
+        }
+        if (options.breaker() != null) {
+            text.append(" breaker");
+        }
+        return text.toString();
     }
 
     /** A hint that jobs may be due now (an insert notification or a reconnect). */
@@ -122,7 +127,7 @@ final class QueuePoller implements Runnable {
             wakeup.await(VERDICT_WAIT);
             return busy;
         }
-        List<ClaimedJob> claimed = claim(options, wanted);
+        List<ClaimedJob> claimed = claim(wanted);
         // Dispatch before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedJob job : claimed) {
             dispatch(job);
@@ -140,8 +145,8 @@ final class QueuePoller implements Runnable {
      * One claim statement; for a queue with a circuit breaker that claimed nothing (the statement
      * refuses a breaker that is not closed), the probes its breaker grants once the cooldown is over.
      */
-    private List<ClaimedJob> claim(QueueOptions options, int wanted) {
-        List<ClaimedJob> claimed = store.claim(queue(), workerId, wanted, options.lease());
+    private List<ClaimedJob> claim(int wanted) {
+        List<ClaimedJob> claimed = claimer.claim(wanted, false);
         if (!claimed.isEmpty() || !breakers.guards(queue())) {
             return claimed;
         }
@@ -151,7 +156,7 @@ final class QueuePoller implements Runnable {
         }
         List<ClaimedJob> probing = List.of();
         try {
-            probing = store.claimProbes(queue(), workerId, probes, options.lease());
+            probing = claimer.claim(probes, true);
         } finally {
             breakers.returnProbes(queue(), probes - probing.size());
         }

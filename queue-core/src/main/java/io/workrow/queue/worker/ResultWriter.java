@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +52,7 @@ final class ResultWriter {
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
     private final CircuitBreakers breakers;
+    private final Consumer<String> recordedFor;
     private final int maxBatch;
     private final long maxDelayNanos;
     private final LinkedBlockingQueue<Pending> submitted = new LinkedBlockingQueue<>();
@@ -64,18 +66,23 @@ final class ResultWriter {
     private Thread thread;
     /** Outcomes of guarded queues in the batch being written; touched only by the writer thread. */
     private CircuitBreakers.Tally tally;
+    /** Queues with an outcome recorded in the batch being written; touched only by the writer thread. */
+    private final Set<String> recordedQueues = new java.util.HashSet<>();
 
     /**
+     * @param recordedFor told, after each batch, of every queue that had an outcome recorded in it
+     *     (an ordered queue's key is free for its next job only once its job's outcome is written)
      * @param capacity the most results accepted and not yet recorded (waiting, or to be tried
      *     again) before handler threads must wait to hand theirs over
      */
-    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, CircuitBreakers breakers, int maxBatch,
-            Duration maxDelay, int capacity) {
+    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, CircuitBreakers breakers,
+            Consumer<String> recordedFor, int maxBatch, Duration maxDelay, int capacity) {
         this.room = new Semaphore(Math.max(1, capacity));
         this.store = store;
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.breakers = breakers;
+        this.recordedFor = recordedFor;
         this.maxBatch = maxBatch;
         this.maxDelayNanos = maxDelay.toNanos();
     }
@@ -202,6 +209,8 @@ final class ResultWriter {
             if (!tally.isEmpty()) {
                 breakers.record(tally);
             }
+            recordedQueues.forEach(recordedFor);
+            recordedQueues.clear();
         }
     }
 
@@ -339,6 +348,7 @@ final class ResultWriter {
             metrics.retired(job.queue());
         }
         tally.ended(job.queue(), result.kind(), outcome);
+        recordedQueues.add(job.queue());
         describe(result, outcome, status);
         room.release();
         pending.recorded.complete(outcome);

@@ -58,6 +58,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final InFlightJobs inFlight = new InFlightJobs();
     private final ResultWriter writer;
     private final CircuitBreakers breakers;
+    private final WorkerRegistry registry;
     private final LeaseKeeper keeper;
     private final ScheduledJobPromoter promoter;
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
@@ -85,19 +86,31 @@ public final class WorkerRuntime implements AutoCloseable {
         this.breakers = new CircuitBreakers(store.breakers(), builder.metrics, builder.registrations.values().stream()
                 .filter(registration -> registration.options().breaker() != null)
                 .collect(Collectors.toMap(HandlerRegistration::queue, registration -> registration.options().breaker())));
-        this.writer = new ResultWriter(store, inFlight, builder.metrics, breakers, builder.completionBatchSize,
+        Set<String> orderedQueues = builder.registrations.values().stream()
+                .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
+                .map(HandlerRegistration::queue).collect(Collectors.toSet());
+        // An ordered queue's key takes its next job once the last one's outcome is written: look again then.
+        this.writer = new ResultWriter(store, inFlight, builder.metrics, breakers, queue -> {
+            if (orderedQueues.contains(queue)) {
+                wake(queue);
+            }
+        }, builder.completionBatchSize,
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
                         .mapToInt(registration -> registration.options().concurrency()).sum());
         Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
                 .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
         this.keeper = new LeaseKeeper(store, inFlight, LeaseKeeper.renewalInterval(shortestLease));
+        // Only ordered queues need to know the other workers: buckets are owned per worker.
+        this.registry = orderedQueues.isEmpty() ? null
+                : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
         JobExecutor executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
                 builder.observer);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            pollers.put(registration.queue(), new QueuePoller(registration, store, executor, writer, breakers, inFlight,
-                    builder.metrics, threads, workerId, builder.pollInterval));
+            JobClaimer claimer = JobClaimer.forQueue(registration, store, workerId, registry);
+            pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
+                    builder.metrics, threads, builder.pollInterval));
         }
         this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
         // Without queues there is nothing to wake: no listener connection is held for nothing.
@@ -106,7 +119,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 : null;
         this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
                 builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
-                        .mapToInt(r -> r.options().concurrency()).sum());
+                        .mapToInt(r -> r.options().concurrency()).sum(), registry != null);
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -116,6 +129,14 @@ public final class WorkerRuntime implements AutoCloseable {
     /** The id this runtime writes to {@code claimed_by}. */
     public String workerId() {
         return workerId;
+    }
+
+    /**
+     * The buckets of the ordered {@code queue} this runtime owns now (ascending), as its last
+     * heartbeat computed them; empty for a queue that is not ordered or before the first heartbeat.
+     */
+    public int[] ownedBuckets(String queue) {
+        return registry == null ? new int[0] : registry.ownedBuckets(queue).clone();
     }
 
     /** Whether the insert listener holds a live connection (false in poll-only mode). */
@@ -167,6 +188,9 @@ public final class WorkerRuntime implements AutoCloseable {
         queues.forEach(metrics::register);
         connectionBudget.warnIfShort();
         breakers.register();
+        if (registry != null) {
+            registry.start();
+        }
         Thread keepAlive = new Thread(this::awaitStop, "workrow-keep-alive");
         keepAlive.setDaemon(false);
         keepAlive.start();
@@ -222,6 +246,9 @@ public final class WorkerRuntime implements AutoCloseable {
             }
             promoter.stop();
             writer.stop(shutdownTimeout);
+            if (registry != null) {
+                registry.stop(); // after the handlers: a key's next job waits for its running one anyway
+            }
             keeper.stop();
             if (listener != null) {
                 listener.stop();
@@ -320,6 +347,8 @@ public final class WorkerRuntime implements AutoCloseable {
         public static final int DEFAULT_COMPLETION_BATCH_SIZE = 100;
         /** Default longest a success waits to be batched with others. */
         public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(2);
+        /** Default interval of the worker heartbeat that ordered queues share buckets by. */
+        public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
 
         private final DataSource dataSource;
         private final Map<String, HandlerRegistration> registrations = new LinkedHashMap<>();
@@ -332,6 +361,7 @@ public final class WorkerRuntime implements AutoCloseable {
         private boolean listenNotify = true;
         private int completionBatchSize = DEFAULT_COMPLETION_BATCH_SIZE;
         private Duration completionMaxDelay = DEFAULT_COMPLETION_MAX_DELAY;
+        private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
         private ErrorDescriber errorDescriber = ErrorDescriber.classAndMessage(ErrorDescriber.DEFAULT_MAX_LENGTH);
         private QueueMetrics metrics = QueueMetrics.NOOP;
         private JobObserver observer = JobObserver.NOOP;
@@ -391,6 +421,15 @@ public final class WorkerRuntime implements AutoCloseable {
 
         public Builder completionMaxDelay(Duration delay) {
             this.completionMaxDelay = Settings.requireNotNegative("completion-max-delay", delay);
+            return this;
+        }
+
+        /**
+         * How often a runtime with ordered queues records that it is alive; a worker silent for three
+         * intervals counts as dead, and its buckets move to the live ones.
+         */
+        public Builder heartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = Settings.requirePositive("heartbeat-interval", heartbeatInterval);
             return this;
         }
 

@@ -92,6 +92,7 @@ class CircuitBreakerTests {
             await().atMost(Duration.ofSeconds(5)).until(() -> breaker().state() == BreakerStatus.State.OPEN);
             Thread.sleep(10_000); // the window the count covers: three cooldowns and some
         }
+        System.out.printf("failing dependency, breaker threshold 3, cooldown 3 s: %d handler calls in 10 s%n", calls.get());
         // Without the breaker a 10 ms backoff lets 2 handlers make hundreds of attempts in 10 s.
         // With it: the threshold, what was in flight as it opened, then one probe per cooldown.
         assertThat(calls.get()).as("handler calls in 10 s").isBetween(3, 3 + 4 + 4);

@@ -33,6 +33,9 @@ public class WorkrowProperties {
     /** Time running handlers get to finish at shutdown; then they are interrupted and get as long again to stop. A job goes back to pending only once its handler has stopped. */
     private Duration shutdownTimeout = Duration.ofSeconds(30);
 
+    /** How often a worker with ordered queues records that it is alive; a worker silent for three intervals counts as dead and its partition buckets move to the live ones. */
+    private Duration heartbeatInterval = Duration.ofSeconds(5);
+
     /** Largest payload accepted by enqueue, as JSON. */
     private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
 
@@ -108,6 +111,14 @@ public class WorkrowProperties {
 
     public void setStatementTimeout(Duration statementTimeout) {
         this.statementTimeout = statementTimeout;
+    }
+
+    public Duration getHeartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    public void setHeartbeatInterval(Duration heartbeatInterval) {
+        this.heartbeatInterval = heartbeatInterval;
     }
 
     public DataSize getMaxPayloadSize() {
@@ -420,6 +431,28 @@ public class WorkrowProperties {
         /** The queue's circuit breaker, shared by every node; setting any of its keys guards the queue. */
         private Breaker breaker;
 
+        /** Whether jobs with one partition key run one at a time, in enqueue order. Jobs without a partition key are not ordered. */
+        private boolean ordered = false;
+
+        /** On an ordered queue, what a failing job does to the jobs of its key behind it: block holds the key until the job completes or is dead; skip lets the key go on while the job waits for its retry. */
+        private KeyFailure keyFailure = KeyFailure.BLOCK;
+
+        public boolean isOrdered() {
+            return ordered;
+        }
+
+        public void setOrdered(boolean ordered) {
+            this.ordered = ordered;
+        }
+
+        public KeyFailure getKeyFailure() {
+            return keyFailure;
+        }
+
+        public void setKeyFailure(KeyFailure keyFailure) {
+            this.keyFailure = keyFailure;
+        }
+
         public Integer getMaxLeaseExpiries() {
             return maxLeaseExpiries;
         }
@@ -581,5 +614,13 @@ public class WorkrowProperties {
         public void setHalfOpenProbes(int halfOpenProbes) {
             this.halfOpenProbes = halfOpenProbes;
         }
+    }
+
+    /** What a failing job of an ordered queue does to the jobs of its key behind it. */
+    public enum KeyFailure {
+        /** The key waits until the failing job completes or is dead. */
+        BLOCK,
+        /** The key goes on while the failing job waits for its retry. */
+        SKIP
     }
 }

@@ -5,6 +5,7 @@ import io.workrow.queue.client.QueueNames;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.BreakerOptions;
+import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import java.time.Duration;
@@ -29,6 +30,7 @@ public final class WorkrowSettings {
         this.properties = properties;
         this.schema = properties.getSchema() == null ? null : schema(properties.getSchema());
         positive("workrow.poll-interval", properties.getPollInterval());
+        positive("workrow.heartbeat-interval", properties.getHeartbeatInterval());
         positive("workrow.lease", properties.getLease());
         notNegative("workrow.shutdown-timeout", properties.getShutdownTimeout());
         if (properties.getMaxPayloadSize() == null || properties.getMaxPayloadSize().toBytes() < 1
@@ -55,7 +57,8 @@ public final class WorkrowSettings {
         WorkrowProperties.Backoff backoff = given.getBackoff();
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
-                backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null);
+                backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null,
+                KeyOrdering.NONE);
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -166,7 +169,7 @@ public final class WorkrowSettings {
     /** One queue's resolved settings; {@code prefix} names them in errors. */
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
-            Integer maxLeaseExpiries, BreakerOptions breaker) {
+            Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
@@ -207,7 +210,15 @@ public final class WorkrowSettings {
                     or(queue.getMaxAttempts(), maxAttempts), or(queue.getLease(), lease),
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
                     or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
-                    or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()));
+                    or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()),
+                    ordering(queue));
+        }
+
+        private static KeyOrdering ordering(WorkrowProperties.Queue queue) {
+            if (!queue.isOrdered()) {
+                return KeyOrdering.NONE;
+            }
+            return queue.getKeyFailure() == WorkrowProperties.KeyFailure.SKIP ? KeyOrdering.SKIP : KeyOrdering.BLOCK;
         }
 
         private static BreakerOptions breaker(String prefix, WorkrowProperties.Breaker breaker) {
@@ -222,7 +233,7 @@ public final class WorkrowSettings {
 
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
-                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker);
+                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering);
         }
 
         private static <T> T or(T value, T fallback) {

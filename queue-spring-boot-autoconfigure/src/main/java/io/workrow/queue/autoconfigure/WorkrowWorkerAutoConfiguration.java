@@ -53,6 +53,7 @@ public final class WorkrowWorkerAutoConfiguration {
                     .store(store)
                     .codec(codec)
                     .pollInterval(properties.getPollInterval())
+                    .heartbeatInterval(properties.getHeartbeatInterval())
                     .shutdownTimeout(properties.getShutdownTimeout())
                     .listenNotify(properties.isListenNotify())
                     .metrics(metrics.getIfAvailable(() -> QueueMetrics.NOOP))

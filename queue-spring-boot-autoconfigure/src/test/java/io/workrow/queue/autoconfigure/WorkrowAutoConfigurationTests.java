@@ -15,6 +15,7 @@ import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.BreakerOptions;
+import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -152,6 +153,7 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
             "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
+            "workrow.heartbeat-interval=0s                    | workrow.heartbeat-interval                  | PT0S",
             "workrow.schema=ssssssssssssssssssssssssssssssssssssssssssssssssssssssss | workrow.schema | ssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
     })
     void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
@@ -247,5 +249,21 @@ class WorkrowAutoConfigurationTests {
                 .isEqualTo(BreakerOptions.defaults());
         assertThat(QueueOptions.defaults().maxLeaseExpiries()).isZero();
         assertThat(new WorkrowProperties().getDefaults().getMaxLeaseExpiries()).isNull();
+    }
+
+    @Test
+    void orderedQueuesBlockOnFailureUnlessToldToSkip() {
+        withDatabase().withPropertyValues("workrow.queues.payments.ordered=true",
+                "workrow.queues.ledger.ordered=true", "workrow.queues.ledger.key-failure=skip",
+                "workrow.queues.mail.key-failure=skip", "workrow.heartbeat-interval=2s").run(context -> {
+                    WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+                    assertThat(settings.queueOptions("payments").ordering()).isEqualTo(KeyOrdering.BLOCK);
+                    assertThat(settings.queueOptions("ledger").ordering()).isEqualTo(KeyOrdering.SKIP);
+                    assertThat(settings.queueOptions("mail").ordering()).as("key-failure alone orders nothing")
+                            .isEqualTo(KeyOrdering.NONE);
+                    assertThat(settings.queueOptions("other").ordering()).isEqualTo(KeyOrdering.NONE);
+                    assertThat(settings.properties().getHeartbeatInterval()).hasSeconds(2);
+                });
+        assertThat(new WorkrowProperties().getHeartbeatInterval()).isEqualTo(WorkerRuntime.Builder.DEFAULT_HEARTBEAT_INTERVAL);
     }
 }

@@ -1,0 +1,32 @@
+package io.workrow.queue.worker;
+
+import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.JobStore;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How one queue's jobs are claimed: the claim statement its options call for, with what that
+ * statement needs. Every variant is one statement that refuses a paused queue and, unless it takes
+ * a half-open breaker's probes, a queue whose breaker is not closed.
+ */
+@FunctionalInterface
+interface JobClaimer {
+
+    /** Claims up to {@code limit} jobs; {@code probes} when they are the probes a half-open breaker granted. */
+    List<ClaimedJob> claim(int limit, boolean probes);
+
+    /** The claimer for {@code registration}'s queue in a runtime whose worker id and registry are given. */
+    static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
+            WorkerRegistry registry) {
+        String queue = registration.queue();
+        QueueOptions options = registration.options();
+        Duration lease = options.lease();
+        if (options.ordering() != KeyOrdering.NONE) {
+            boolean skipFailed = options.ordering() == KeyOrdering.SKIP;
+            return (limit, probes) -> store.claimOrdered(queue, workerId, limit, lease, probes,
+                    registry.ownedBuckets(queue), skipFailed);
+        }
+        return (limit, probes) -> store.claim(queue, workerId, limit, lease, probes);
+    }
+}

@@ -1,0 +1,176 @@
+package io.workrow.queue.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The ordered claim statement itself: heads only, what holds a key, the race no snapshot sees, its cost. */
+class OrderedClaimTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private static final int[] ALL = IntStream.range(0, 1024).toArray();
+
+    private final JobStore store = database.store();
+
+    @BeforeEach
+    void cleanUp() {
+        database.deleteAllJobs();
+    }
+
+    private static NewJob job(String key) {
+        return new NewJob("ledger", key, key == null ? 0 : io.workrow.queue.client.PartitionBuckets.of(key), 0, null,
+                "{}", "{}", null, 0, 5);
+    }
+
+    private List<Long> claim(boolean skipFailed) {
+        return store.claimOrdered("ledger", "w", 16, Duration.ofMinutes(1), false, ALL, skipFailed).stream()
+                .map(ClaimedJob::id).toList();
+    }
+
+    @Test
+    void onlyTheOldestPendingJobOfEachKeyIsClaimedAndOnlyWhileNoneOfItsKeyRuns() {
+        List<Long> ids = store.insertMany(List.of(job("a"), job("a"), job("b"), job(null), job(null)));
+        assertThat(claim(false)).containsExactlyInAnyOrder(ids.get(0), ids.get(2), ids.get(3), ids.get(4));
+        assertThat(claim(false)).as("a and b each have a running job").isEmpty();
+        store.completeMany(List.of(held(ids.get(0))));
+        assertThat(claim(false)).containsExactly(ids.get(1));
+    }
+
+    @Test
+    void aScheduledRetryHoldsItsKeyWithBlockAndNotWithSkip() {
+        List<Long> ids = store.insertMany(List.of(job("a"), job("a")));
+        assertThat(claim(false)).containsExactly(ids.get(0));
+        store.failMany(List.of(new JobFailure(ids.get(0), token(ids.get(0)), "boom", Duration.ofHours(1), false)));
+        assertThat(claim(false)).as("block: the failed job waits an hour, and so does its key").isEmpty();
+        assertThat(claim(true)).as("skip: the key goes on").containsExactly(ids.get(1));
+    }
+
+    @Test
+    void aBucketThisWorkerDoesNotOwnIsLeftToItsOwner() {
+        List<Long> ids = store.insertMany(List.of(job("a"), job(null)));
+        int bucketOfA = io.workrow.queue.client.PartitionBuckets.of("a");
+        int[] allButA = IntStream.range(0, 1024).filter(b -> b != bucketOfA).toArray();
+        assertThat(store.claimOrdered("ledger", "w", 16, Duration.ofMinutes(1), false, allButA, false))
+                .extracting(ClaimedJob::id).as("keyless jobs belong to no bucket").containsExactly(ids.get(1));
+    }
+
+    /**
+     * Two claims whose snapshots each miss the other's job: a producer commits the key's older job
+     * after a newer one was claimed. The unique index on running ordered keys refuses the second.
+     */
+    @Test
+    void twoClaimsThatCannotSeeEachOtherNeverRunTwoJobsOfOneKey() throws Exception {
+        NamedStatement claim = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema()));
+        try (Connection producer = database.dataSource().getConnection();
+                Connection claimerA = database.dataSource().getConnection()) {
+            producer.setAutoCommit(false);
+            long older;
+            try (PreparedStatement insert = producer.prepareStatement("INSERT INTO workrow_job (queue, partition_key,"
+                    + " partition_bucket, payload, max_attempts) VALUES ('ledger', 'k', ?, '{}', 5) RETURNING id")) {
+                insert.setInt(1, io.workrow.queue.client.PartitionBuckets.of("k"));
+                ResultSet rs = insert.executeQuery();
+                rs.next();
+                older = rs.getLong(1);
+            }
+            long newer = store.insertMany(List.of(job("k"))).get(0);
+
+            claimerA.setAutoCommit(false);
+            List<Long> claimedByA = new ArrayList<>();
+            try (PreparedStatement statement = claim.bind(values()).createPreparedStatement(claimerA);
+                    ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    claimedByA.add(rs.getLong("id"));
+                }
+            }
+            assertThat(claimedByA).as("the older job is not committed yet").containsExactly(newer);
+            producer.commit();
+
+            // B sees the older job as the key's head and nothing running (A has not committed).
+            CompletableFuture<List<Long>> claimedByB = CompletableFuture.supplyAsync(() -> claim(false));
+            Thread.sleep(500); // B's claim now waits on A's uncommitted entry in the running-key index
+            claimerA.commit();
+            assertThat(claimedByB.get(10, TimeUnit.SECONDS)).as("refused by the index, then nothing is a head").isEmpty();
+            assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'running'", Long.class))
+                    .containsExactly(newer);
+            assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, older))
+                    .isEqualTo("pending");
+        }
+    }
+
+    @Test
+    void aHotKeyWhoseHeadRunsDoesNotMakeClaimsWalkItsBacklog() throws Exception {
+        // 100,000 jobs of one key, enqueued first, its head running; 1,000 other keys with 10 jobs each.
+        database.jdbc().execute("""
+                INSERT INTO workrow_job (queue, partition_key, partition_bucket, payload, max_attempts)
+                SELECT 'ledger', 'hot', 7, '{}', 5 FROM generate_series(1, 100000)
+                """);
+        database.jdbc().execute("""
+                INSERT INTO workrow_job (queue, partition_key, partition_bucket, payload, max_attempts)
+                SELECT 'ledger', 'key-' || (i % 1000), (i % 1000) % 1024, '{}', 5 FROM generate_series(1, 10000) AS i
+                """);
+        database.jdbc().execute("ANALYZE workrow_job");
+        assertThat(store.claimOrdered("ledger", "w", 1, Duration.ofMinutes(1), false, new int[] {7}, false)).hasSize(1);
+
+        int buffers = orderedClaimBuffers();
+        System.out.printf("ordered claim of 16 behind a running hot key with 100,000 jobs: %d buffers%n", buffers);
+        assertThat(buffers).as("a walk of the hot key's 100,000 rows would read far more").isLessThan(20_000);
+    }
+
+    private int orderedClaimBuffers() throws Exception {
+        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
+                + JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema()));
+        try (Connection connection = database.dataSource().getConnection()) {
+            connection.setAutoCommit(false);
+            try (PreparedStatement statement = explain.bind(values()).createPreparedStatement(connection);
+                    ResultSet rs = statement.executeQuery()) {
+                StringBuilder plan = new StringBuilder();
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+                java.util.regex.Matcher matcher = java.util.regex.Pattern
+                        .compile("Buffers: shared hit=(\\d+)(?: read=(\\d+))?").matcher(plan);
+                assertThat(matcher.find()).as(plan.toString()).isTrue();
+                return Integer.parseInt(matcher.group(1)) + (matcher.group(2) == null ? 0 : Integer.parseInt(matcher.group(2)));
+            } finally {
+                connection.rollback();
+            }
+        }
+    }
+
+    private static Map<String, Object> values() {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", "ledger");
+        values.put("worker", "a");
+        values.put("limit", 16);
+        values.put("lease_ms", 60_000L);
+        values.put("probes", false);
+        values.put("buckets", ALL);
+        values.put("skip_failed", false);
+        values.put("walk", 64);
+        return values;
+    }
+
+    private long token(long id) {
+        return database.jdbc().queryForObject("SELECT lease_token FROM workrow_job WHERE id = ?", Long.class, id);
+    }
+
+    private HeldJob held(long id) {
+        return new HeldJob(id, token(id));
+    }
+}
