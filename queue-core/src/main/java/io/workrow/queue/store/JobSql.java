@@ -119,8 +119,9 @@ final class JobSql {
      * <p>Two ways to find heads, so that no claim walks a backlog: the fast path reads the first
      * {@code :walk} due rows in claim order (workrow_job_claim_idx) and probes only rows that are
      * the oldest of their key within the walk (a later row of a key cannot be its head); when that
-     * finds too few, a loose index scan visits each key's head once (workrow_job_key_pending_idx),
-     * and keyless jobs beyond the walk come from workrow_job_keyless_claim_idx. Running and older
+     * finds too few, a loose index scan visits key heads in key order (workrow_job_key_pending_idx),
+     * one index probe per key, and stops as soon as it has a batch; keyless jobs beyond the walk
+     * come from workrow_job_keyless_claim_idx. Running and older
      * scheduled jobs are looked up in workrow_job_key_held_idx.
      *
      * <p>Concurrency: the checks read this statement's snapshot and only heads are offered; a head
@@ -172,14 +173,15 @@ final class JobSql {
             ), candidates AS (
                 SELECT fast.id, fast.priority, fast.run_at FROM fast
                 UNION
-                SELECT heads.id, heads.priority, heads.run_at
-                FROM heads
-                WHERE (SELECT count(*) FROM fast) < :limit
-                  AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
-                  AND NOT EXISTS (SELECT 1 FROM {job} AS held
-                                  WHERE held.queue = :queue AND held.partition_key = heads.partition_key
-                                    AND held.status IN ('scheduled', 'running')
-                                    AND (held.status = 'running' OR (NOT :skip_failed AND held.id < heads.id)))
+                (SELECT heads.id, heads.priority, heads.run_at
+                 FROM heads
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                   AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
+                   AND NOT EXISTS (SELECT 1 FROM {job} AS held
+                                   WHERE held.queue = :queue AND held.partition_key = heads.partition_key
+                                     AND held.status IN ('scheduled', 'running')
+                                     AND (held.status = 'running' OR (NOT :skip_failed AND held.id < heads.id)))
+                 LIMIT :limit)
                 UNION
                 (SELECT job.id, job.priority, job.run_at
                  FROM {job} AS job

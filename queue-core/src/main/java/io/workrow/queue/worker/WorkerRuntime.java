@@ -228,6 +228,11 @@ public final class WorkerRuntime implements AutoCloseable {
             for (Thread thread : pollerThreads) {
                 joinUntil(thread, deadline + TimeUnit.SECONDS.toNanos(5));
             }
+            if (registry != null) {
+                // Claiming has stopped: the others take this worker's buckets now, not after its
+                // handlers drain. A key whose job still runs here waits for it anyway.
+                registry.stop();
+            }
             handlerThreads.values().forEach(ExecutorService::shutdown);
             if (!awaitHandlers(deadline)) {
                 List<RunningJob> running = runningHandlers();
@@ -246,9 +251,7 @@ public final class WorkerRuntime implements AutoCloseable {
             }
             promoter.stop();
             writer.stop(shutdownTimeout);
-            if (registry != null) {
-                registry.stop(); // after the handlers: a key's next job waits for its running one anyway
-            }
+
             keeper.stop();
             if (listener != null) {
                 listener.stop();

@@ -103,7 +103,10 @@ class OrderedClaimTests {
 
             // B sees the older job as the key's head and nothing running (A has not committed).
             CompletableFuture<List<Long>> claimedByB = CompletableFuture.supplyAsync(() -> claim(false));
-            Thread.sleep(500); // B's claim now waits on A's uncommitted entry in the running-key index
+            // B locks the older job and waits on A's uncommitted entry in the running-key index.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> database.jdbc()
+                    .queryForObject("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                            + " AND wait_event = 'transactionid' AND query LIKE 'WITH RECURSIVE walk%'", Integer.class) == 1);
             claimerA.commit();
             assertThat(claimedByB.get(10, TimeUnit.SECONDS)).as("refused by the index, then nothing is a head").isEmpty();
             assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'running'", Long.class))
