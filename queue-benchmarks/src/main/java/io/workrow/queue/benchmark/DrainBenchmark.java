@@ -47,12 +47,7 @@ public final class DrainBenchmark {
         int batchSize = Integer.parseInt(options.getOrDefault("batch-size", Integer.toString(concurrency)));
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
 
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://localhost:5432/postgres"));
-        config.setUsername(options.getOrDefault("user", "postgres"));
-        config.setPassword(options.getOrDefault("password", ""));
-        config.setMaximumPoolSize(8);
-        try (HikariDataSource dataSource = new HikariDataSource(config)) {
+        try (HikariDataSource dataSource = dataSource(options)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
             new WorkrowMigrations(dataSource, schema).migrate();
@@ -140,6 +135,16 @@ public final class DrainBenchmark {
         System.out.printf("%s: p50=%d ms p99=%d ms max=%d ms%n", what,
                 sorted[(int) (sorted.length * 0.50)], sorted[Math.min(sorted.length - 1, (int) (sorted.length * 0.99))],
                 sorted[sorted.length - 1]);
+    }
+
+    /** A pool of 8 on {@code --url}, {@code --user} and {@code --password} (default: local postgres). */
+    static HikariDataSource dataSource(Map<String, String> options) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://localhost:5432/postgres"));
+        config.setUsername(options.getOrDefault("user", "postgres"));
+        config.setPassword(options.getOrDefault("password", ""));
+        config.setMaximumPoolSize(8);
+        return new HikariDataSource(config);
     }
 
     static Map<String, String> parse(String[] args) {

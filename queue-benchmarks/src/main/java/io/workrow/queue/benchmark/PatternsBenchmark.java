@@ -1,6 +1,5 @@
 package io.workrow.queue.benchmark;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
@@ -58,12 +57,7 @@ public final class PatternsBenchmark {
                 new Scenario("ordered skip, 1,000 keys", 1000, options -> options.withOrdering(KeyOrdering.SKIP)),
                 new Scenario("ordered block, 64 keys", 64, options -> options.withOrdering(KeyOrdering.BLOCK)));
 
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(given.getOrDefault("url", "jdbc:postgresql://localhost:5432/postgres"));
-        config.setUsername(given.getOrDefault("user", "postgres"));
-        config.setPassword(given.getOrDefault("password", ""));
-        config.setMaximumPoolSize(8);
-        try (HikariDataSource dataSource = new HikariDataSource(config)) {
+        try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             System.out.printf("Workrow patterns benchmark: jobs=%d concurrency=%d rounds=%d cores=%d java=%s PostgreSQL %s%n",
                     jobs, concurrency, rounds, Runtime.getRuntime().availableProcessors(),
@@ -117,7 +111,7 @@ public final class PatternsBenchmark {
         drained.await();
         String completed = "SELECT count(*) FROM " + schema.quoted() + ".workrow_job WHERE status = 'completed'";
         while (jdbc.queryForObject(completed, Integer.class) < jobs) {
-            Thread.sleep(Duration.ofMillis(1).toMillis());
+            Thread.sleep(1);
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         runtime.stop();

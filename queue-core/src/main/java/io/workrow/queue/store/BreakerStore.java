@@ -5,7 +5,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Optional;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -91,7 +90,7 @@ public final class BreakerStore {
     /** Every breaker row, by queue. */
     public List<BreakerStatus> list() {
         return timed.query(list, (rs, row) -> new BreakerStatus(rs.getString("queue"), state(rs, "state"),
-                rs.getInt("failures"), openUntil(rs), instant(rs, "changed_at"), rs.getString("reason")));
+                rs.getInt("failures"), openUntil(rs), JobStore.instant(rs, "changed_at"), rs.getString("reason")));
     }
 
     /** Probes granted to one poller, and the state the breaker had before. */
@@ -105,11 +104,6 @@ public final class BreakerStore {
     private static Instant openUntil(ResultSet rs) throws SQLException {
         // 'infinity' (opened by hand) has no Instant: reported as null, "until closed by hand".
         String text = rs.getString("open_until");
-        return text == null || text.equals("infinity") ? null : instant(rs, "open_until");
-    }
-
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
+        return text == null || text.equals("infinity") ? null : JobStore.instant(rs, "open_until");
     }
 }

@@ -532,7 +532,8 @@ public final class JobStore {
         return Duration.ofMillis(Math.round(seconds * 1000));
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
+    /** A timestamptz column as an Instant, or null; the stores of this package read time this way. */
+    static Instant instant(ResultSet rs, String column) throws SQLException {
         OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
         return value == null ? null : value.toInstant();
     }

@@ -5,7 +5,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -65,16 +64,11 @@ public final class WorkerStore {
     /** Every registered worker; live means a heartbeat within {@code liveness}. */
     public List<RegisteredWorker> list(Duration liveness) {
         return timed.query(list, (rs, row) -> new RegisteredWorker(rs.getString("id"),
-                List.of(strings(rs.getArray("queues"))), instant(rs, "started_at"), instant(rs, "heartbeat_at"),
+                List.of(strings(rs.getArray("queues"))), JobStore.instant(rs, "started_at"), JobStore.instant(rs, "heartbeat_at"),
                 rs.getBoolean("live")), liveness.toMillis());
     }
 
     private static String[] strings(Array array) throws SQLException {
         return array == null ? new String[0] : (String[]) array.getArray();
-    }
-
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
     }
 }

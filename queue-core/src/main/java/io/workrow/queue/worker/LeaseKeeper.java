@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -38,11 +37,7 @@ final class LeaseKeeper {
     private final JobStore store;
     private final InFlightJobs inFlight;
     private final Duration renewEvery;
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread keeper = new Thread(runnable, "workrow-lease-keeper");
-        keeper.setDaemon(true);
-        return keeper;
-    });
+    private final ScheduledExecutorService thread = BackgroundThread.named("workrow-lease-keeper");
     /** Jobs whose leases are no longer renewed: their handlers outlived shutdown. */
     private final Set<Long> abandoned = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -65,12 +60,7 @@ final class LeaseKeeper {
     }
 
     void stop() {
-        thread.shutdownNow();
-        try {
-            thread.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        BackgroundThread.stop(thread);
     }
 
     /** Stops renewing these jobs' leases, so they expire and the sweeper hands the jobs on. */

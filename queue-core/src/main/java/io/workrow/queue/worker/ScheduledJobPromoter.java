@@ -3,7 +3,6 @@ package io.workrow.queue.worker;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -26,11 +25,7 @@ final class ScheduledJobPromoter {
     private final JobStore store;
     private final Duration interval;
     private final Consumer<String> wake;
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread promoter = new Thread(runnable, "workrow-scheduler");
-        promoter.setDaemon(true);
-        return promoter;
-    });
+    private final ScheduledExecutorService thread = BackgroundThread.named("workrow-scheduler");
 
     ScheduledJobPromoter(JobStore store, Duration interval, Consumer<String> wake) {
         this.store = store;
@@ -43,12 +38,7 @@ final class ScheduledJobPromoter {
     }
 
     void stop() {
-        thread.shutdownNow();
-        try {
-            thread.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        BackgroundThread.stop(thread);
     }
 
     /** Promotes every scheduled job that is due; returns how many. */

@@ -6,7 +6,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -38,13 +37,8 @@ final class WorkerRegistry {
     private final Duration liveness;
     private final Consumer<String> wake;
     private final Map<String, int[]> owned = new ConcurrentHashMap<>();
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread registry = new Thread(runnable, "workrow-registry");
-        registry.setDaemon(true);
-        return registry;
-    });
+    private final ScheduledExecutorService thread = BackgroundThread.named("workrow-registry");
     private volatile long lastBeatNanos;
-    private volatile boolean beaten;
 
     WorkerRegistry(WorkerStore store, String workerId, Set<String> orderedQueues, Duration interval,
             Consumer<String> wake) {
@@ -69,12 +63,7 @@ final class WorkerRegistry {
 
     /** Stops beating and leaves the registry, so the others take this runtime's buckets at once. */
     void stop() {
-        thread.shutdownNow();
-        try {
-            thread.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        BackgroundThread.stop(thread);
         owned.clear();
         try {
             store.deregister(workerId);
@@ -86,7 +75,8 @@ final class WorkerRegistry {
 
     /** The buckets of {@code queue} this runtime owns now, ascending; none while its heartbeat is stale. */
     int[] ownedBuckets(String queue) {
-        if (!beaten || System.nanoTime() - lastBeatNanos > liveness.toNanos()) {
+        // Before the first heartbeat nothing is owned; after a stale one, nothing is either.
+        if (System.nanoTime() - lastBeatNanos > liveness.toNanos()) {
             return NONE;
         }
         return owned.getOrDefault(queue, NONE);
@@ -115,7 +105,6 @@ final class WorkerRegistry {
             }
         }
         lastBeatNanos = startedNanos;
-        beaten = true;
     }
 
     private void beatSafely() {

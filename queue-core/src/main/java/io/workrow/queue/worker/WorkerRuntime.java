@@ -251,7 +251,6 @@ public final class WorkerRuntime implements AutoCloseable {
             }
             promoter.stop();
             writer.stop(shutdownTimeout);
-
             keeper.stop();
             if (listener != null) {
                 listener.stop();

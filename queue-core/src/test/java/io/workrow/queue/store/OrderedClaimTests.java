@@ -135,6 +135,30 @@ class OrderedClaimTests {
         assertThat(buffers).as("a walk of the hot key's 100,000 rows would read far more").isLessThan(20_000);
     }
 
+    /**
+     * The limit docs/patterns.md names: when every key is held, the fallback visits each key's head
+     * before it gives up. Measured so the figure quoted there comes from a command.
+     */
+    @Test
+    void whenEveryKeyIsHeldAClaimVisitsEachKeyOnceAndClaimsNothing() throws Exception {
+        database.jdbc().execute("""
+                INSERT INTO workrow_job (queue, partition_key, partition_bucket, payload, max_attempts)
+                SELECT 'ledger', 'key-' || (i % 20000), (i % 20000) % 1024, '{}', 5 FROM generate_series(0, 39999) AS i
+                """);
+        database.jdbc().execute("""
+                UPDATE workrow_job SET status = 'running', claimed_by = 'elsewhere', lease_token = id,
+                       lease_expires_at = now() + interval '1 hour', ordered_key = partition_key
+                WHERE id IN (SELECT min(id) FROM workrow_job GROUP BY partition_key)
+                """);
+        database.jdbc().execute("ANALYZE workrow_job");
+
+        int buffers = orderedClaimBuffers();
+        System.out.printf("ordered claim of 16 with all 20,000 keys held: %d buffers (%.1f per key)%n", buffers,
+                buffers / 20_000.0);
+        assertThat(claim(false)).isEmpty();
+        assertThat(buffers).as("a head probe per key, not a walk of the rows").isBetween(20_000, 200_000);
+    }
+
     private int orderedClaimBuffers() throws Exception {
         NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
                 + JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema()));
