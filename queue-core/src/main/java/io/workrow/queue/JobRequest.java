@@ -24,9 +24,10 @@ public final class JobRequest {
     private final Duration delay;
     private final int priority;
     private final Integer maxAttempts;
+    private final String fairnessKey;
 
     private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
-            Instant runAt, Duration delay, int priority, Integer maxAttempts) {
+            Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey) {
         this.queue = queue;
         this.payload = payload;
         this.partitionKey = partitionKey;
@@ -35,29 +36,32 @@ public final class JobRequest {
         this.delay = delay;
         this.priority = priority;
         this.maxAttempts = maxAttempts;
+        this.fairnessKey = fairnessKey;
     }
 
     /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
     public static JobRequest of(String queue, Object payload) {
         Objects.requireNonNull(queue, "queue");
         Objects.requireNonNull(payload, "payload");
-        return new JobRequest(queue, payload, null, null, null, null, 0, null);
+        return new JobRequest(queue, payload, null, null, null, null, 0, null, null);
     }
 
     /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
     public JobRequest partitionKey(String partitionKey) {
-        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey);
     }
 
     /** At most one job per key and queue exists; enqueueing the key again returns the first job's id. */
     public JobRequest idempotencyKey(String idempotencyKey) {
-        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey);
     }
 
     /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
     public JobRequest runAt(Instant runAt) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey,
-                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts);
+                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey);
     }
 
     /**
@@ -68,7 +72,8 @@ public final class JobRequest {
         if (delay.isNegative()) {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
         }
-        return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts);
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts,
+                fairnessKey);
     }
 
     /** Lower runs first; default 0. Between -32768 and 32767. */
@@ -77,7 +82,8 @@ public final class JobRequest {
             throw new IllegalArgumentException("priority must be between " + Short.MIN_VALUE + " and "
                     + Short.MAX_VALUE + ", was " + priority);
         }
-        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey);
     }
 
     /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
@@ -85,7 +91,20 @@ public final class JobRequest {
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
         }
-        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts);
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey);
+    }
+
+    /**
+     * The key a fair queue ({@code workrow.queues.<name>.fairness}) shares its work by, for example
+     * the tenant; without one, the partition key is used. Not blank.
+     */
+    public JobRequest fairnessKey(String fairnessKey) {
+        if (fairnessKey == null || fairnessKey.isBlank()) {
+            throw new IllegalArgumentException("fairnessKey must not be blank");
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey);
     }
 
     public String queue() {
@@ -125,10 +144,15 @@ public final class JobRequest {
         return maxAttempts;
     }
 
+    /** The fairness key set for this job, or {@code null} for its partition key. */
+    public String fairnessKey() {
+        return fairnessKey;
+    }
+
     @Override
     public String toString() {
         // Never the payload: it may hold personal data.
         return "JobRequest[queue=" + queue + ", partitionKey=" + partitionKey + ", idempotencyKey="
-                + idempotencyKey + "]";
+                + idempotencyKey + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey) + "]";
     }
 }

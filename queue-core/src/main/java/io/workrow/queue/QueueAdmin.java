@@ -64,4 +64,21 @@ public interface QueueAdmin {
      * workers; false when the queue has no breaker row.
      */
     boolean closeBreaker(String queue);
+
+    /**
+     * The per-key settings of fair queues, by queue and key: {@code queue} null for every queue,
+     * at most {@code limit} rows.
+     */
+    List<FairnessSetting> fairnessSettings(String queue, int limit);
+
+    /**
+     * Sets the weight (weighted queues) and rate per minute (burst and spaced queues) of one
+     * fairness key of {@code queue}, on every node from its next claim; a null keeps that one at
+     * its default (weight 1, the queue's {@code rate-per-minute}). {@link FairnessSetting#KEYLESS}
+     * sets the group of jobs without a key.
+     */
+    FairnessSetting setFairness(String queue, String fairnessKey, Double weight, Integer ratePerMinute);
+
+    /** Removes one key's setting, so it takes the defaults again; false when it had none. */
+    boolean clearFairness(String queue, String fairnessKey);
 }

@@ -8,6 +8,7 @@ import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.BreakerOptions;
+import io.workrow.queue.worker.FairnessOptions;
 import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -55,7 +56,14 @@ public final class PatternsBenchmark {
                         options -> options.withBreaker(BreakerOptions.defaults())),
                 new Scenario("ordered block, 1,000 keys", 1000, options -> options.withOrdering(KeyOrdering.BLOCK)),
                 new Scenario("ordered skip, 1,000 keys", 1000, options -> options.withOrdering(KeyOrdering.SKIP)),
-                new Scenario("ordered block, 64 keys", 64, options -> options.withOrdering(KeyOrdering.BLOCK)));
+                new Scenario("ordered block, 64 keys", 64, options -> options.withOrdering(KeyOrdering.BLOCK)),
+                new Scenario("weighted, 10 keys", 10, options -> options.withFairness(FairnessOptions.weighted())),
+                new Scenario("weighted, 1,000 keys", 1000, options -> options.withFairness(FairnessOptions.weighted())),
+                // Rates far above what the machine drains, so the figure is the claim's cost, not the limit.
+                new Scenario("burst (unreached rate), 1,000 keys", 1000,
+                        options -> options.withFairness(FairnessOptions.burst(1_000_000))),
+                new Scenario("spaced (unreached rate), 1,000 keys", 1000,
+                        options -> options.withFairness(FairnessOptions.spaced(1_000_000))));
 
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);

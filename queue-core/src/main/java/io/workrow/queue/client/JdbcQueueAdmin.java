@@ -1,6 +1,7 @@
 package io.workrow.queue.client;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
@@ -116,5 +117,36 @@ public final class JdbcQueueAdmin implements QueueAdmin {
             }
             return true;
         }).orElse(false);
+    }
+
+    @Override
+    public List<FairnessSetting> fairnessSettings(String queue, int limit) {
+        return store.fairness().list(queue == null ? null : QueueNames.check(queue), limit);
+    }
+
+    @Override
+    public FairnessSetting setFairness(String queue, String fairnessKey, Double weight, Integer ratePerMinute) {
+        QueueNames.check(queue);
+        if (fairnessKey == null) {
+            throw new IllegalArgumentException("fairnessKey must be set (\"\" for the jobs without a key)");
+        }
+        if (weight == null && ratePerMinute == null) {
+            throw new IllegalArgumentException("give a weight or a rate per minute; clearFairness removes a setting");
+        }
+        // Validates before the statement runs, with the same messages as a row read back.
+        new FairnessSetting(queue, fairnessKey, weight, ratePerMinute, null);
+        FairnessSetting set = store.fairness().set(queue, fairnessKey, weight, ratePerMinute);
+        log.info("queue={} fairness key '{}' set: weight={} rate-per-minute={}", queue, fairnessKey, weight,
+                ratePerMinute);
+        return set;
+    }
+
+    @Override
+    public boolean clearFairness(String queue, String fairnessKey) {
+        boolean cleared = store.fairness().clear(QueueNames.check(queue), fairnessKey);
+        if (cleared) {
+            log.info("queue={} fairness key '{}' back to the defaults", queue, fairnessKey);
+        }
+        return cleared;
     }
 }

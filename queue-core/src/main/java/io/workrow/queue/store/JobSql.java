@@ -38,16 +38,17 @@ final class JobSql {
      */
     static final String JOB_INSERT_MANY = """
             INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
-                               payload, headers, status, run_at, max_attempts)
+                               payload, headers, status, run_at, max_attempts, fairness_key)
             SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
                    input.idempotency_key, input.payload::jsonb, input.headers::jsonb,
                    CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
                    due.run_at,
-                   input.max_attempts
+                   input.max_attempts,
+                   coalesce(input.fairness_key, input.partition_key)
             FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
-                        ?::text[], ?::bigint[], ?::int[])
+                        ?::text[], ?::bigint[], ?::int[], ?::text[])
                  WITH ORDINALITY AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
-                                          payload, headers, run_at, delay_ms, max_attempts, ord)
+                                          payload, headers, run_at, delay_ms, max_attempts, fairness_key, ord)
             CROSS JOIN LATERAL (
                 SELECT coalesce(input.run_at::timestamptz,
                                 statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
@@ -216,6 +217,243 @@ final class JobSql {
                       job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
                       job.lease_token, job.run_at
             """;
+
+    /**
+     * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
+     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs, found
+     * by a loose index scan over workrow_job_fair_claim_idx (one index probe per key, however deep
+     * each key's backlog), plus the group {@code ''} of pending jobs without a key when there are
+     * any (workrow_job_keyless_claim_idx). Jobs whose key is empty belong to that group too: their
+     * rows are in the key index under {@code ''}, and a group's jobs are read from both indexes. Each claim then picks, per group it lets through, how
+     * many jobs it takes ({@code take}) and each job's {@code turn}, the order across groups.
+     */
+    private static final String FAIR_GROUPS = """
+            WITH RECURSIVE keys AS (
+                (SELECT job.fairness_key
+                 FROM {job} AS job
+                 WHERE job.queue = :queue AND job.status = 'pending' AND job.fairness_key IS NOT NULL
+                 ORDER BY job.fairness_key
+                 LIMIT 1)
+                UNION ALL
+                SELECT next.fairness_key
+                FROM keys
+                CROSS JOIN LATERAL (
+                    SELECT job.fairness_key
+                    FROM {job} AS job
+                    WHERE job.queue = :queue AND job.status = 'pending' AND job.fairness_key > keys.fairness_key
+                    ORDER BY job.fairness_key
+                    LIMIT 1) AS next
+            ), groups AS MATERIALIZED (
+                SELECT keys.fairness_key FROM keys
+                UNION
+                SELECT '' WHERE EXISTS (SELECT 1 FROM {job} AS job
+                                        WHERE job.queue = :queue AND job.status = 'pending'
+                                          AND job.partition_key IS NULL AND job.fairness_key IS NULL)
+            ), settings AS MATERIALIZED (
+                SELECT groups.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
+                       state.window_start, state.window_started, state.next_start_at
+                FROM groups
+                LEFT JOIN {fairness_key} AS setting
+                       ON setting.queue = :queue AND setting.fairness_key = groups.fairness_key
+                LEFT JOIN {fairness_state} AS state
+                       ON state.queue = :queue AND state.fairness_key = groups.fairness_key
+            )""";
+
+    /**
+     * The middle of every fair claim: the first {@code take} due jobs of each chosen group in
+     * claim order (priority, due time, id), each with its turn ({@code turn_base} plus
+     * {@code turn_step} per place), then the first {@code :limit} of them by turn that no other
+     * claim holds, locked. The {@code :pool} best candidates are offered to the lock, so claims
+     * running at once on several nodes each still find a batch.
+     */
+    private static final String FAIR_LOCK = """
+            , candidates AS (
+                SELECT pick.id, pick.priority, pick.run_at, chosen.fairness_key,
+                       chosen.turn_base + (pick.place - 1) * chosen.turn_step AS turn
+                FROM chosen
+                CROSS JOIN LATERAL (
+                    SELECT head.*, row_number() OVER (ORDER BY head.priority, head.run_at, head.id) AS place
+                    FROM ((SELECT job.id, job.priority, job.run_at
+                           FROM {job} AS job
+                           WHERE job.queue = :queue AND job.status = 'pending'
+                             AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
+                           ORDER BY job.priority, job.run_at, job.id
+                           LIMIT chosen.take)
+                          UNION ALL
+                          (SELECT job.id, job.priority, job.run_at
+                           FROM {job} AS job
+                           WHERE chosen.fairness_key = '' AND job.queue = :queue AND job.status = 'pending'
+                             AND job.partition_key IS NULL AND job.fairness_key IS NULL AND job.run_at <= now()
+                           ORDER BY job.priority, job.run_at, job.id
+                           LIMIT chosen.take)) AS head
+                    ORDER BY head.priority, head.run_at, head.id
+                    LIMIT chosen.take
+                ) AS pick
+            ), locked AS MATERIALIZED (
+                SELECT job.id, candidate.fairness_key, candidate.turn
+                FROM (SELECT * FROM candidates ORDER BY turn, priority, run_at, id LIMIT :pool) AS candidate
+                JOIN {job} AS job ON job.id = candidate.id
+                WHERE job.status = 'pending' AND job.run_at <= now()
+                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
+                  AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
+                ORDER BY candidate.turn, candidate.priority, candidate.run_at, candidate.id
+                LIMIT :limit
+                FOR UPDATE OF job SKIP LOCKED
+            )""";
+
+    /**
+     * The end of every fair claim: runs the jobs in {@code due}, as {@link #JOB_CLAIM} does. The
+     * state rows a claim writes are written in key order, so two claims never wait on each other
+     * in a cycle.
+     */
+    private static final String FAIR_START = """
+
+            UPDATE {job} AS job
+            SET status = 'running',
+                claimed_by = :worker,
+                lease_token = nextval({lease_token_seq}),
+                lease_expires_at = now() + :lease_ms * interval '1 millisecond',
+                attempts = job.attempts + 1,
+                ordered_key = NULL,
+                started_at = now(),
+                updated_at = now()
+            FROM due
+            WHERE job.id = due.id
+            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
+                      job.lease_token, job.run_at
+            """;
+
+    /**
+     * Claims up to {@code :limit} jobs of a weighted fair queue: groups share the queue's starts in
+     * proportion to their weights (workrow_fairness_key, default 1), by start-time fair queuing.
+     * Each group's next job gets a virtual start: one step ({@code 1 / weight}) after the group's
+     * last claimed job (workrow_fairness_state.virtual_start), but never before the virtual clock,
+     * the least virtual start among the groups waiting, so a group that was idle or is new joins
+     * level with the others instead of with credit saved up. Jobs are claimed in order of virtual
+     * start, and each group's latest is written back. Only groups whose first job starts before the
+     * horizon (the {@code :pool}-th first start) are read, each only as deep as the horizon.
+     */
+    static final String JOB_CLAIM_WEIGHTED = FAIR_GROUPS + """
+            , starts AS MATERIALIZED (
+                SELECT settings.fairness_key, coalesce(settings.weight, 1) AS weight,
+                       greatest(clock.virtual_now, settings.virtual_start + 1 / coalesce(settings.weight, 1))
+                           AS first_start
+                FROM settings
+                CROSS JOIN (SELECT coalesce(min(virtual_start), 0) AS virtual_now FROM settings) AS clock
+            ), horizon AS (
+                SELECT coalesce((SELECT first_start FROM starts ORDER BY first_start OFFSET :pool - 1 LIMIT 1),
+                                (SELECT max(first_start) + :pool / sum(weight) FROM starts)) AS virtual_end
+            ), chosen AS (
+                SELECT starts.fairness_key, starts.first_start AS turn_base, 1 / starts.weight AS turn_step,
+                       least(:pool, floor((horizon.virtual_end - starts.first_start) * starts.weight) + 1)::int
+                           AS take
+                FROM starts
+                CROSS JOIN horizon
+                WHERE starts.first_start <= horizon.virtual_end
+            )""" + FAIR_LOCK + """
+            , served AS (
+                INSERT INTO {fairness_state} AS state (queue, fairness_key, virtual_start, touched_at)
+                SELECT :queue, locked.fairness_key, max(locked.turn), now()
+                FROM locked
+                GROUP BY locked.fairness_key
+                ORDER BY locked.fairness_key
+                ON CONFLICT (queue, fairness_key) DO UPDATE
+                SET virtual_start = greatest(state.virtual_start, excluded.virtual_start),
+                    touched_at = excluded.touched_at
+            ), due AS (
+                SELECT locked.id FROM locked
+            )""" + FAIR_START;
+
+    /**
+     * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
+     * ({@code rate_per_minute} in workrow_fairness_key, else {@code :rate_per_minute}) per minute
+     * of the database's clock, ranked by claim order within the group and taken round the groups
+     * in turn, the groups that started fewest this minute first. The count is kept in
+     * workrow_fairness_state and granted under its row lock, in this statement: a locked job
+     * beyond what the group's window still allows (another node took the rest meanwhile) stays
+     * pending. A claim whose minute is older than the window already counted grants nothing.
+     */
+    static final String JOB_CLAIM_BURST = FAIR_GROUPS + """
+            , allowances AS MATERIALIZED (
+                SELECT settings.fairness_key, rate.per_minute, rate.per_minute - counted.started AS allowed
+                FROM settings
+                CROSS JOIN LATERAL (SELECT coalesce(settings.rate_per_minute, :rate_per_minute) AS per_minute) AS rate
+                CROSS JOIN LATERAL (SELECT CASE WHEN settings.window_start = date_trunc('minute', now())
+                                                THEN settings.window_started ELSE 0 END AS started) AS counted
+                WHERE counted.started < rate.per_minute
+                ORDER BY counted.started, settings.fairness_key
+                LIMIT :pool
+            ), chosen AS (
+                SELECT allowances.fairness_key, 0 AS turn_base, 1 AS turn_step,
+                       least(allowances.allowed, ceil(:pool::float8 / (SELECT count(*) FROM allowances)))::int AS take
+                FROM allowances
+            )""" + FAIR_LOCK + """
+            , granted AS (
+                INSERT INTO {fairness_state} AS state (queue, fairness_key, window_start, window_limit,
+                                                       window_started, window_granted, touched_at)
+                SELECT :queue, locked.fairness_key, date_trunc('minute', now()), min(allowances.per_minute),
+                       count(*), count(*), now()
+                FROM locked
+                JOIN allowances ON allowances.fairness_key = locked.fairness_key
+                GROUP BY locked.fairness_key
+                ORDER BY locked.fairness_key
+                ON CONFLICT (queue, fairness_key) DO UPDATE
+                SET window_granted = CASE WHEN state.window_start IS NULL OR state.window_start < excluded.window_start
+                                          THEN least(excluded.window_granted, excluded.window_limit)
+                                          WHEN state.window_start = excluded.window_start
+                                          THEN greatest(0, least(excluded.window_granted,
+                                                                 excluded.window_limit - state.window_started))
+                                          ELSE 0 END,
+                    window_started = CASE WHEN state.window_start IS NULL OR state.window_start < excluded.window_start
+                                          THEN least(excluded.window_granted, excluded.window_limit)
+                                          WHEN state.window_start = excluded.window_start
+                                          THEN state.window_started
+                                               + greatest(0, least(excluded.window_granted,
+                                                                   excluded.window_limit - state.window_started))
+                                          ELSE state.window_started END,
+                    window_start = greatest(state.window_start, excluded.window_start),
+                    window_limit = excluded.window_limit,
+                    touched_at = excluded.touched_at
+                RETURNING state.fairness_key, state.window_granted
+            ), due AS (
+                SELECT placed.id
+                FROM (SELECT locked.id, locked.fairness_key,
+                             row_number() OVER (PARTITION BY locked.fairness_key ORDER BY locked.turn) AS place
+                      FROM locked) AS placed
+                JOIN granted ON granted.fairness_key = placed.fairness_key AND placed.place <= granted.window_granted
+            )""" + FAIR_START;
+
+    /**
+     * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
+     * each group's next start no sooner than {@code 60 s / rate} after its last
+     * (workrow_fairness_state.next_start_at, the frontier). Groups that have waited longest go
+     * first. The frontier moves under its row lock in this statement, and only when it has been
+     * reached: of two claims that locked jobs of one group at once, the second finds the frontier
+     * moved and leaves its job pending. Starts are spaced on the database's {@code now()}.
+     */
+    static final String JOB_CLAIM_SPACED = FAIR_GROUPS + """
+            , chosen AS MATERIALIZED (
+                SELECT settings.fairness_key, 0 AS turn_base, 0 AS turn_step, 1 AS take,
+                       60000.0 / coalesce(settings.rate_per_minute, :rate_per_minute) AS spacing_ms
+                FROM settings
+                WHERE settings.next_start_at IS NULL OR settings.next_start_at <= now()
+                ORDER BY settings.next_start_at NULLS FIRST, settings.fairness_key
+                LIMIT :pool
+            )""" + FAIR_LOCK + """
+            , granted AS (
+                INSERT INTO {fairness_state} AS state (queue, fairness_key, next_start_at, touched_at)
+                SELECT :queue, locked.fairness_key, now() + chosen.spacing_ms * interval '1 millisecond', now()
+                FROM locked
+                JOIN chosen ON chosen.fairness_key = locked.fairness_key
+                ORDER BY locked.fairness_key
+                ON CONFLICT (queue, fairness_key) DO UPDATE
+                SET next_start_at = excluded.next_start_at, touched_at = excluded.touched_at
+                WHERE state.next_start_at IS NULL OR state.next_start_at <= now()
+                RETURNING state.fairness_key
+            ), due AS (
+                SELECT locked.id FROM locked JOIN granted ON granted.fairness_key = locked.fairness_key
+            )""" + FAIR_START;
 
     /**
      * Completes many jobs in one statement, each fenced by its own token. Rows locked by another
@@ -642,6 +880,8 @@ final class JobSql {
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
                 .replace("{breaker}", schema.quoted() + ".workrow_breaker")
                 .replace("{worker}", schema.quoted() + ".workrow_worker")
+                .replace("{fairness_key}", schema.quoted() + ".workrow_fairness_key")
+                .replace("{fairness_state}", schema.quoted() + ".workrow_fairness_state")
                 .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");
     }

@@ -53,6 +53,9 @@ public final class JobStore {
     /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
     private static final int MAX_ORDERED_WALK = 4096;
 
+    /** How many candidates per job wanted a fair claim offers to its lock. */
+    private static final int FAIR_POOL_FACTOR = 4;
+
     /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
@@ -72,6 +75,9 @@ public final class JobStore {
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
+    private final NamedStatement claimWeighted;
+    private final NamedStatement claimBurst;
+    private final NamedStatement claimSpaced;
     private final String completeMany;
     private final String complete;
     private final String failMany;
@@ -95,6 +101,7 @@ public final class JobStore {
     private final String retryDead;
     private final String cancel;
     private final BreakerStore breakers;
+    private final FairnessStore fairness;
     private final WorkerStore workers;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
@@ -115,6 +122,9 @@ public final class JobStore {
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
         this.claimOrdered = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_ORDERED, schema));
+        this.claimWeighted = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_WEIGHTED, schema));
+        this.claimBurst = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_BURST, schema));
+        this.claimSpaced = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_SPACED, schema));
         this.completeMany = JobSql.render(JobSql.JOB_COMPLETE_MANY, schema);
         this.complete = JobSql.render(JobSql.JOB_COMPLETE, schema);
         this.failMany = JobSql.render(JobSql.JOB_FAIL_MANY, schema);
@@ -138,6 +148,7 @@ public final class JobStore {
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
         this.breakers = new BreakerStore(timed, schema);
+        this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
     }
 
@@ -149,6 +160,11 @@ public final class JobStore {
     /** The circuit breaker statements, on this store's connections. */
     public BreakerStore breakers() {
         return breakers;
+    }
+
+    /** The fair queues' per-key settings and state. */
+    public FairnessStore fairness() {
+        return fairness;
     }
 
     /** The worker registry statements, on this store's connections. */
@@ -180,7 +196,8 @@ public final class JobStore {
                 column(jobs, "text", NewJob::headersJson),
                 column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
                 column(jobs, "int8", NewJob::delayMillis),
-                column(jobs, "int4", NewJob::maxAttempts)), IdRow.MAPPER);
+                column(jobs, "int4", NewJob::maxAttempts),
+                column(jobs, "text", NewJob::fairnessKey)), IdRow.MAPPER);
 
         Map<QueueKey, Long> keyed = new HashMap<>();
         List<Long> unkeyed = new ArrayList<>();
@@ -274,6 +291,49 @@ public final class JobStore {
                 }
             }
         }
+    }
+
+    /**
+     * Claims up to {@code limit} jobs of a weighted fair queue: its fairness keys share the starts
+     * by weight ({@link JobSql#JOB_CLAIM_WEIGHTED}).
+     */
+    public List<ClaimedJob> claimWeighted(String queue, String workerId, int limit, Duration lease, boolean probes) {
+        return timed.query(claimWeighted.bind(fairClaim(queue, workerId, limit, lease, probes)), CLAIMED_JOB);
+    }
+
+    /**
+     * Claims up to {@code limit} jobs of a burst fair queue: each fairness key starts at most its
+     * rate per minute, {@code ratePerMinute} unless set for the key ({@link JobSql#JOB_CLAIM_BURST}).
+     */
+    public List<ClaimedJob> claimBurst(String queue, String workerId, int limit, Duration lease, boolean probes,
+            int ratePerMinute) {
+        Map<String, Object> values = fairClaim(queue, workerId, limit, lease, probes);
+        values.put("rate_per_minute", ratePerMinute);
+        return timed.query(claimBurst.bind(values), CLAIMED_JOB);
+    }
+
+    /**
+     * Claims up to {@code limit} jobs of a spaced fair queue: one job per fairness key per
+     * {@code 1 / rate}, {@code ratePerMinute} unless set for the key ({@link JobSql#JOB_CLAIM_SPACED}).
+     */
+    public List<ClaimedJob> claimSpaced(String queue, String workerId, int limit, Duration lease, boolean probes,
+            int ratePerMinute) {
+        Map<String, Object> values = fairClaim(queue, workerId, limit, lease, probes);
+        values.put("rate_per_minute", ratePerMinute);
+        return timed.query(claimSpaced.bind(values), CLAIMED_JOB);
+    }
+
+    private static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
+            boolean probes) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        // Candidates offered to the lock: enough that claims on several nodes at once each fill a batch.
+        values.put("pool", FAIR_POOL_FACTOR * limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        return values;
     }
 
     /**

@@ -22,6 +22,18 @@ interface JobClaimer {
         String queue = registration.queue();
         QueueOptions options = registration.options();
         Duration lease = options.lease();
+        int rate = options.fairness().ratePerMinute();
+        switch (options.fairness().mode()) {
+            case WEIGHTED:
+                return (limit, probes) -> store.claimWeighted(queue, workerId, limit, lease, probes);
+            case BURST:
+                return (limit, probes) -> store.claimBurst(queue, workerId, limit, lease, probes, rate);
+            case SPACED:
+                return (limit, probes) -> store.claimSpaced(queue, workerId, limit, lease, probes, rate);
+            case NONE:
+            default:
+                break;
+        }
         if (options.ordering() != KeyOrdering.NONE) {
             boolean skipFailed = options.ordering() == KeyOrdering.SKIP;
             return (limit, probes) -> store.claimOrdered(queue, workerId, limit, lease, probes,

@@ -1,6 +1,7 @@
 package io.workrow.queue.worker;
 
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * How one queue is worked.
@@ -19,9 +20,10 @@ import java.time.Duration;
  *     expiry then spends the attempt it was claimed with, as a failure does
  * @param breaker the queue's circuit breaker, or {@code null} for none
  * @param ordering whether jobs with one partition key run one at a time in enqueue order
+ * @param fairness how the queue's work is shared among fairness keys; not with ordering
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
-        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
+        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -49,6 +51,21 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         if (ordering == null) {
             throw new IllegalArgumentException("ordering must be set (KeyOrdering.NONE for none)");
         }
+        if (fairness == null) {
+            throw new IllegalArgumentException("fairness must be set (FairnessOptions.NONE for none)");
+        }
+        if (ordering != KeyOrdering.NONE && fairness.fair()) {
+            // One statement cannot both hold a key to one job and share starts among keys.
+            throw new IllegalArgumentException("a queue is either ordered or fair, not both (ordered and fairness."
+                    + fairness.mode().name().toLowerCase(Locale.ROOT) + ")");
+        }
+    }
+
+    /** Without fair queuing. */
+    public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
+            int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
+        this(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                FairnessOptions.NONE);
     }
 
     /** Without a handler timeout, a lease expiry limit or a breaker. */
@@ -67,24 +84,29 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     public QueueOptions withConcurrency(int concurrency) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     public QueueOptions withLease(Duration lease) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     /**
@@ -92,16 +114,25 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      * and expiries stop spending its attempts; zero removes the limit.
      */
     public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
     public QueueOptions withBreaker(BreakerOptions breaker) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 
     /** Runs jobs with one partition key one at a time, in enqueue order; {@link KeyOrdering#NONE} for none. */
     public QueueOptions withOrdering(KeyOrdering ordering) {
-        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering);
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
+    }
+
+    /** Shares the queue's work among fairness keys; {@link FairnessOptions#NONE} for none. */
+    public QueueOptions withFairness(FairnessOptions fairness) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness);
     }
 }

@@ -58,12 +58,26 @@ final class QueuePoller implements Runnable {
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.handlerThreads = handlerThreads;
-        this.pollInterval = pollInterval;
+        this.pollInterval = idleWait(registration.options(), pollInterval);
         this.slots = new Semaphore(registration.options().concurrency());
     }
 
     String queue() {
         return registration.queue();
+    }
+
+    /**
+     * How long a poller waits when a claim came back short. A spaced queue's keys become claimable
+     * again one spacing after their last start, with no notification to say so: it looks again
+     * after one spacing (a key with a rate of its own above the queue's is still spaced correctly,
+     * only started less often).
+     */
+    private static Duration idleWait(QueueOptions options, Duration pollInterval) {
+        if (options.fairness().mode() != FairnessMode.SPACED) {
+            return pollInterval;
+        }
+        Duration spacing = Duration.ofMillis(Math.max(10, 60_000L / options.fairness().ratePerMinute()));
+        return spacing.compareTo(pollInterval) < 0 ? spacing : pollInterval;
     }
 
     /** {@code queue xConcurrency} and the queue's patterns, for the start-up log line. */
@@ -72,6 +86,9 @@ final class QueuePoller implements Runnable {
         StringBuilder text = new StringBuilder(registration.queue()).append(" x").append(options.concurrency());
         if (options.ordering() != KeyOrdering.NONE) {
             text.append(" ordered/").append(options.ordering().name().toLowerCase(java.util.Locale.ROOT));
+        }
+        if (options.fairness().fair()) {
+            text.append(" fair/").append(options.fairness().mode().name().toLowerCase(java.util.Locale.ROOT));
         }
         if (options.breaker() != null) {
             text.append(" breaker");

@@ -35,7 +35,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(6);
+        assertThat(migrations.migrate()).isEqualTo(7);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
@@ -43,7 +43,7 @@ class WorkrowMigrationsTests {
                         + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(12);
+                Integer.class)).isEqualTo(13);
     }
 
     @Test

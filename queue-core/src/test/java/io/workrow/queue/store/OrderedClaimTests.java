@@ -160,24 +160,7 @@ class OrderedClaimTests {
     }
 
     private int orderedClaimBuffers() throws Exception {
-        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
-                + JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema()));
-        try (Connection connection = database.dataSource().getConnection()) {
-            connection.setAutoCommit(false);
-            try (PreparedStatement statement = explain.bind(values()).createPreparedStatement(connection);
-                    ResultSet rs = statement.executeQuery()) {
-                StringBuilder plan = new StringBuilder();
-                while (rs.next()) {
-                    plan.append(rs.getString(1)).append('\n');
-                }
-                java.util.regex.Matcher matcher = java.util.regex.Pattern
-                        .compile("Buffers: shared hit=(\\d+)(?: read=(\\d+))?").matcher(plan);
-                assertThat(matcher.find()).as(plan.toString()).isTrue();
-                return Integer.parseInt(matcher.group(1)) + (matcher.group(2) == null ? 0 : Integer.parseInt(matcher.group(2)));
-            } finally {
-                connection.rollback();
-            }
-        }
+        return ClaimCost.buffers(database, JobSql.JOB_CLAIM_ORDERED, values());
     }
 
     private static Map<String, Object> values() {

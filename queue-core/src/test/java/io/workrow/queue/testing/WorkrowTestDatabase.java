@@ -116,9 +116,11 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         return server;
     }
 
-    /** Deletes every job, for tests that share the class's database between methods. */
+    /** Deletes every job and fair queue setting, for tests that share the class's database between methods. */
     public void deleteAllJobs() {
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_job");
+        jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_state");
+        jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_key");
     }
 
     /**

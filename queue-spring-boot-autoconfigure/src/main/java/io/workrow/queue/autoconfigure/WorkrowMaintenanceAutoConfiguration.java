@@ -1,6 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
 import io.workrow.queue.maintenance.ExhaustedJobRetirer;
+import io.workrow.queue.maintenance.FairnessStatePruner;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
@@ -38,6 +39,7 @@ public final class WorkrowMaintenanceAutoConfiguration {
                         settings.configuredQueueOptions(), settings.defaultQueueOptions()))
                 .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
-                        new RetentionPruner(store, settings.retention(), BATCH_SIZE)));
+                        new RetentionPruner(store, settings.retention(), BATCH_SIZE))
+                .every(properties.getRetention().getInterval(), new FairnessStatePruner(store, BATCH_SIZE)));
     }
 }

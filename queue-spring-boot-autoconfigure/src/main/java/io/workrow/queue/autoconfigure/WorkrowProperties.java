@@ -1,5 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
+import io.workrow.queue.worker.FairnessMode;
+import io.workrow.queue.worker.FairnessOptions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -437,6 +439,17 @@ public class WorkrowProperties {
         /** On an ordered queue, what a failing job does to the jobs of its key behind it: block holds the key until the job completes or is dead; skip lets the key go on while the job waits for its retry. */
         private KeyFailure keyFailure = KeyFailure.BLOCK;
 
+        /** How the queue's work is shared among fairness keys (a job's fairness key, else its partition key). */
+        private Fairness fairness = new Fairness();
+
+        public Fairness getFairness() {
+            return fairness;
+        }
+
+        public void setFairness(Fairness fairness) {
+            this.fairness = fairness;
+        }
+
         public boolean isOrdered() {
             return ordered;
         }
@@ -613,6 +626,32 @@ public class WorkrowProperties {
 
         public void setHalfOpenProbes(int halfOpenProbes) {
             this.halfOpenProbes = halfOpenProbes;
+        }
+    }
+
+    /** A queue's fair queuing among tenants (fairness keys); per-key weights and rates are set at run time through QueueAdmin or the workrow endpoint. */
+    public static class Fairness {
+
+        /** none: claim order only; weighted: keys share the starts by weight (default 1); burst: each key starts at most its rate per minute; spaced: each key starts one job per 1/rate. */
+        private FairnessMode mode = FairnessMode.NONE;
+
+        /** For burst and spaced: each key's starts per minute unless set for the key. */
+        private int ratePerMinute = FairnessOptions.DEFAULT_RATE_PER_MINUTE;
+
+        public FairnessMode getMode() {
+            return mode;
+        }
+
+        public void setMode(FairnessMode mode) {
+            this.mode = mode;
+        }
+
+        public int getRatePerMinute() {
+            return ratePerMinute;
+        }
+
+        public void setRatePerMinute(int ratePerMinute) {
+            this.ratePerMinute = ratePerMinute;
         }
     }
 

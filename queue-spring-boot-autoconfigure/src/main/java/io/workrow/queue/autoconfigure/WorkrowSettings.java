@@ -5,12 +5,15 @@ import io.workrow.queue.client.QueueNames;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.BreakerOptions;
+import io.workrow.queue.worker.FairnessMode;
+import io.workrow.queue.worker.FairnessOptions;
 import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
@@ -58,7 +61,7 @@ public final class WorkrowSettings {
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
                 backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null,
-                KeyOrdering.NONE);
+                KeyOrdering.NONE, FairnessOptions.NONE);
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -169,7 +172,7 @@ public final class WorkrowSettings {
     /** One queue's resolved settings; {@code prefix} names them in errors. */
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
-            Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
+            Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
@@ -211,7 +214,22 @@ public final class WorkrowSettings {
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
                     or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
                     or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()),
-                    ordering(queue));
+                    ordering(queue), fairness(queuePrefix, queue));
+        }
+
+        private static FairnessOptions fairness(String queuePrefix, WorkrowProperties.Queue queue) {
+            WorkrowProperties.Fairness fairness = queue.getFairness();
+            if (fairness == null || fairness.getMode() == null || fairness.getMode() == FairnessMode.NONE) {
+                return FairnessOptions.NONE;
+            }
+            String prefix = queuePrefix + ".fairness";
+            if (queue.isOrdered()) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".mode",
+                        fairness.getMode().name().toLowerCase(Locale.ROOT),
+                        "a queue is either ordered or fair: remove " + queuePrefix + ".ordered or this mode");
+            }
+            atLeast(prefix + ".rate-per-minute", 1, fairness.getRatePerMinute());
+            return new FairnessOptions(fairness.getMode(), fairness.getRatePerMinute());
         }
 
         private static KeyOrdering ordering(WorkrowProperties.Queue queue) {
@@ -233,7 +251,7 @@ public final class WorkrowSettings {
 
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
-                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering);
+                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness);
         }
 
         private static <T> T or(T value, T fallback) {

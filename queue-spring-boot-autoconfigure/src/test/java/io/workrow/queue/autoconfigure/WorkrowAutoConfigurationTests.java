@@ -15,6 +15,8 @@ import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.BreakerOptions;
+import io.workrow.queue.worker.FairnessMode;
+import io.workrow.queue.worker.FairnessOptions;
 import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
@@ -154,10 +156,12 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
             "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
             "workrow.heartbeat-interval=0s                    | workrow.heartbeat-interval                  | PT0S",
+            "workrow.queues.reports.fairness.mode=burst, workrow.queues.reports.fairness.rate-per-minute=0 | workrow.queues.reports.fairness.rate-per-minute | 0",
+            "workrow.queues.reports.fairness.mode=weighted, workrow.queues.reports.ordered=true | workrow.queues.reports.fairness.mode | weighted",
             "workrow.schema=ssssssssssssssssssssssssssssssssssssssssssssssssssssssss | workrow.schema | ssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
     })
     void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
-        withDatabase().withPropertyValues(property).run(context -> {
+        withDatabase().withPropertyValues(property.split(", ")).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause()
                     .isInstanceOf(InvalidConfigurationPropertyValueException.class)
@@ -265,5 +269,20 @@ class WorkrowAutoConfigurationTests {
                     assertThat(settings.properties().getHeartbeatInterval()).hasSeconds(2);
                 });
         assertThat(new WorkrowProperties().getHeartbeatInterval()).isEqualTo(WorkerRuntime.Builder.DEFAULT_HEARTBEAT_INTERVAL);
+    }
+
+    @Test
+    void fairQueuesTakeTheirModeAndRateFromProperties() {
+        withDatabase().withPropertyValues("workrow.queues.reports.fairness.mode=weighted",
+                "workrow.queues.webhooks.fairness.mode=spaced", "workrow.queues.webhooks.fairness.rate-per-minute=120",
+                "workrow.queues.sms.fairness.mode=burst").run(context -> {
+                    WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+                    assertThat(settings.queueOptions("reports").fairness().mode()).isEqualTo(FairnessMode.WEIGHTED);
+                    assertThat(settings.queueOptions("webhooks").fairness())
+                            .isEqualTo(new FairnessOptions(FairnessMode.SPACED, 120));
+                    assertThat(settings.queueOptions("sms").fairness())
+                            .isEqualTo(new FairnessOptions(FairnessMode.BURST, FairnessOptions.DEFAULT_RATE_PER_MINUTE));
+                    assertThat(settings.queueOptions("other").fairness()).isEqualTo(FairnessOptions.NONE);
+                });
     }
 }

@@ -1,6 +1,7 @@
 package io.workrow.queue.spring.actuate;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
@@ -19,15 +20,17 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 /**
  * The {@code workrow} actuator endpoint, over {@link QueueAdmin}.
  * <ul>
- * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, and every
- * circuit breaker's state.</li>
+ * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, every
+ * circuit breaker's state and every fairness key's setting.</li>
  * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
  * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
  * {@code {"error":"503"}}; {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
  * optional {@code {"reason":"..."}}; {@code .../resume}; {@code .../open-breaker} with an optional
- * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker}.</li>
+ * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker};
+ * {@code .../set-fairness} with {@code {"key":"tenant-a","weight":2}} and/or {@code "ratePerMinute":120}
+ * ({@code "key":""} for the jobs without a key); {@code .../clear-fairness} with {@code {"key":"tenant-a"}}.</li>
  * </ul>
  * Writes act only on jobs of the queue in the path: retrying or cancelling job 42 through another
  * queue's path changes nothing. Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
@@ -47,7 +50,8 @@ public class WorkrowEndpoint {
 
     @ReadOperation
     public Queues queues() {
-        return new Queues(admin.stats(), admin.pausedQueues(), admin.breakers());
+        return new Queues(admin.stats(), admin.pausedQueues(), admin.breakers(),
+                admin.fairnessSettings(null, MAX_LIMIT));
     }
 
     @ReadOperation
@@ -68,7 +72,8 @@ public class WorkrowEndpoint {
 
     @WriteOperation
     public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
-            @Nullable String error, @Nullable Long id, @Nullable String reason) {
+            @Nullable String error, @Nullable Long id, @Nullable String reason, @Nullable String key,
+            @Nullable Double weight, @Nullable Integer ratePerMinute) {
         try {
             QueueNames.check(queue);
         } catch (IllegalArgumentException e) {
@@ -101,12 +106,33 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "breaker", "open");
             }
             case "close-breaker" -> Map.of("queue", queue, "closed", admin.closeBreaker(queue));
+            case "set-fairness" -> {
+                requireKey(action, key);
+                try {
+                    yield Map.of("queue", queue, "setting", admin.setFairness(queue, key, weight, ratePerMinute));
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidEndpointRequestException(e.getMessage(),
+                            "Give \"weight\" (above 0) and/or \"ratePerMinute\" (at least 1)");
+                }
+            }
+            case "clear-fairness" -> {
+                requireKey(action, key);
+                yield Map.of("queue", queue, "key", key, "cleared", admin.clearFairness(queue, key));
+            }
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
-                    "Use retry, cancel, pause, resume, open-breaker or close-breaker");
+                    "Use retry, cancel, pause, resume, open-breaker, close-breaker, set-fairness or clear-fairness");
         };
     }
 
+    private static void requireKey(String action, @Nullable String key) {
+        if (key == null) {
+            throw new InvalidEndpointRequestException(action + " needs key",
+                    "Give \"key\": \"<fairness key>\" (\"\" for the jobs without a key)");
+        }
+    }
+
     /** The endpoint's read-all answer. */
-    public record Queues(List<QueueStats> queues, List<String> paused, List<BreakerStatus> breakers) {
+    public record Queues(List<QueueStats> queues, List<String> paused, List<BreakerStatus> breakers,
+            List<FairnessSetting> fairness) {
     }
 }

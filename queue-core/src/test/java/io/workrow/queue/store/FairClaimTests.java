@@ -1,0 +1,222 @@
+package io.workrow.queue.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The fair claim statements themselves: who gets the starts, rates under concurrent claimers, the
+ * key that arrives late, what a claim costs at 1,000 keys. Keys here are partition keys (the
+ * fairness key by default); jobs without one form the group {@code ""}.
+ */
+class FairClaimTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private static final Duration LEASE = Duration.ofMinutes(5);
+
+    private final JobStore store = database.store();
+    private final JdbcQueueAdmin admin = new JdbcQueueAdmin(store);
+
+    @BeforeEach
+    void cleanUp() {
+        database.deleteAllJobs();
+    }
+
+    private void enqueue(String key, int jobs) {
+        List<NewJob> batch = new ArrayList<>();
+        for (int i = 0; i < jobs; i++) {
+            batch.add(new NewJob("reports", key, 0, 0, null, "{}", "{}", null, 0, 5));
+        }
+        store.insertMany(batch);
+    }
+
+    private static String keyOf(ClaimedJob job) {
+        return Objects.requireNonNullElse(job.partitionKey(), "");
+    }
+
+    private Map<String, Long> byKey(List<ClaimedJob> jobs) {
+        return jobs.stream().collect(Collectors.groupingBy(FairClaimTests::keyOf, Collectors.counting()));
+    }
+
+    @Test
+    void weightedClaimsTakeTheKeysInTurnEvenOneJobAtATime() {
+        enqueue("a", 20);
+        enqueue("b", 5);
+        enqueue(null, 2);
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            keys.add(keyOf(store.claimWeighted("reports", "w", 1, LEASE, false).get(0)));
+        }
+        assertThat(keys).as("a's jobs are older, yet every key gets its turn").containsExactly("a", "b", "", "a", "b", "");
+    }
+
+    @Test
+    void weightsSetAtRunTimeShareTheStartsAndClearingThemRestoresEqualShares() {
+        enqueue("a", 400);
+        enqueue("b", 400);
+        admin.setFairness("reports", "a", 3.0, null);
+        List<ClaimedJob> claimed = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            claimed.addAll(store.claimWeighted("reports", "w", 16, LEASE, false));
+        }
+        assertThat(byKey(claimed)).as("weight 3 against 1 over 160 starts")
+                .containsEntry("a", 120L).containsEntry("b", 40L);
+
+        assertThat(admin.clearFairness("reports", "a")).isTrue();
+        claimed.clear();
+        for (int i = 0; i < 10; i++) {
+            claimed.addAll(store.claimWeighted("reports", "w", 16, LEASE, false));
+        }
+        Map<String, Long> equal = byKey(claimed);
+        assertThat(equal.get("a")).as("equal weights again: %s", equal).isBetween(76L, 84L);
+        assertThat(equal.get("b")).isBetween(76L, 84L);
+    }
+
+    @Test
+    void aKeyThatArrivesLateJoinsLevelWithTheOthersInsteadOfTakingTheQueue() {
+        enqueue("a", 300);
+        for (int i = 0; i < 10; i++) {
+            store.claimWeighted("reports", "w", 10, LEASE, false);
+        }
+        enqueue("b", 100);
+        List<ClaimedJob> claimed = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            claimed.addAll(store.claimWeighted("reports", "w", 1, LEASE, false));
+        }
+        assertThat(byKey(claimed).get("b")).as("b has had nothing, but a's 100 earlier starts are no debt of a's")
+                .isBetween(10L, 11L);
+    }
+
+    @Test
+    void theFairnessKeyIsTheRequestsOwnElseThePartitionKey() {
+        JdbcJobQueue queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
+        long own = queue.enqueue(JobRequest.of("reports", Map.of()).partitionKey("order-1").fairnessKey("tenant-a"));
+        long partition = queue.enqueue(JobRequest.of("reports", Map.of()).partitionKey("order-2"));
+        long emptyPartition = queue.enqueue(JobRequest.of("reports", Map.of()).partitionKey(""));
+        long none = queue.enqueue(JobRequest.of("reports", Map.of()));
+        Function<Long, String> fairnessKey = id -> database.jdbc().queryForObject(
+                "SELECT fairness_key FROM workrow_job WHERE id = ?", String.class, id);
+        assertThat(fairnessKey.apply(own)).isEqualTo("tenant-a");
+        assertThat(fairnessKey.apply(partition)).isEqualTo("order-2");
+        assertThat(fairnessKey.apply(emptyPartition)).isEmpty();
+        assertThat(fairnessKey.apply(none)).isNull();
+        List<Long> claimed = store.claimWeighted("reports", "w", 4, LEASE, false).stream().map(ClaimedJob::id).toList();
+        assertThat(claimed).as("the empty key and no key are one group, and both are claimed")
+                .containsExactlyInAnyOrder(own, partition, emptyPartition, none);
+    }
+
+    /** Eight claimers at once, as eight nodes would claim, until the key's window is spent. */
+    @Test
+    void burstNeverStartsMoreThanTheRateInAMinuteWithEightClaimersAtOnce() {
+        enqueue("a", 1000);
+        enqueue("b", 30);
+        admin.setFairness("reports", "b", null, 20);
+        claimConcurrently(8, Duration.ofSeconds(2),
+                () -> store.claimBurst("reports", "w", 16, LEASE, false, 100));
+        List<Map<String, Object>> minutes = database.jdbc().queryForList("""
+                SELECT partition_key, date_trunc('minute', started_at) AS minute, count(*) AS started
+                FROM workrow_job WHERE status = 'running' GROUP BY 1, 2 ORDER BY 1, 2
+                """);
+        assertThat(minutes).isNotEmpty().allSatisfy(row -> assertThat((Long) row.get("started"))
+                .as("%s", row).isLessThanOrEqualTo(row.get("partition_key").equals("b") ? 20L : 100L));
+        assertThat(minutes.get(0).get("started")).as("a's first window is used in full").isEqualTo(100L);
+    }
+
+    @Test
+    void spacedKeepsEachKeysStartsApartWithEightClaimersAtOnce() {
+        enqueue("a", 50);
+        enqueue("b", 50);
+        claimConcurrently(8, Duration.ofMillis(2200),
+                () -> store.claimSpaced("reports", "w", 16, LEASE, false, 120));
+        List<Map<String, Object>> gaps = database.jdbc().queryForList("""
+                SELECT partition_key, count(*) AS started,
+                       min(extract(epoch FROM started_at - previous) * 1000) AS closest_ms
+                FROM (SELECT partition_key, started_at,
+                             lag(started_at) OVER (PARTITION BY partition_key ORDER BY started_at) AS previous
+                      FROM workrow_job WHERE status = 'running') AS starts
+                GROUP BY partition_key
+                """);
+        assertThat(gaps).hasSize(2).allSatisfy(row -> {
+            assertThat(((Number) row.get("started")).intValue()).as("%s", row).isBetween(4, 6);
+            assertThat(((Number) row.get("closest_ms")).doubleValue()).as("%s", row).isGreaterThanOrEqualTo(500.0);
+        });
+    }
+
+    private static void claimConcurrently(int claimers, Duration duration, Runnable claim) {
+        AtomicBoolean going = new AtomicBoolean(true);
+        List<CompletableFuture<Void>> running = new ArrayList<>();
+        for (int i = 0; i < claimers; i++) {
+            running.add(CompletableFuture.runAsync(() -> {
+                while (going.get()) {
+                    claim.run();
+                }
+            }));
+        }
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        going.set(false);
+        running.forEach(CompletableFuture::join);
+    }
+
+    @Test
+    void theStatePrunerDeletesOnlyKeysNoClaimTouchedForAWhile() {
+        database.jdbc().update("""
+                INSERT INTO workrow_fairness_state (queue, fairness_key, virtual_start, touched_at)
+                VALUES ('reports', 'gone', 4, now() - interval '11 minutes'), ('reports', 'busy', 9, now())
+                """);
+        assertThat(store.fairness().pruneState(Duration.ofMinutes(10), 100)).isEqualTo(1);
+        assertThat(database.jdbc().queryForList("SELECT fairness_key FROM workrow_fairness_state", String.class))
+                .containsExactly("busy");
+    }
+
+    /**
+     * What a claim reads with 100,000 pending jobs over 1,000 keys: a probe per key (the loose
+     * scan and the per-key state), not the backlog. docs/patterns.md quotes these figures.
+     */
+    @Test
+    void aFairClaimReadsAboutOneProbePerKeyNotTheBacklog() throws Exception {
+        database.jdbc().execute("""
+                INSERT INTO workrow_job (queue, partition_key, fairness_key, partition_bucket, payload, max_attempts)
+                SELECT 'reports', 'key-' || (i % 1000), 'key-' || (i % 1000), 0, '{}', 5
+                FROM generate_series(1, 100000) AS i
+                """);
+        database.jdbc().execute("ANALYZE workrow_job");
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", "reports");
+        values.put("worker", "w");
+        values.put("limit", 16);
+        values.put("pool", 64);
+        values.put("lease_ms", 60_000L);
+        values.put("probes", false);
+        values.put("rate_per_minute", 600);
+        for (String statement : List.of("JOB_CLAIM_WEIGHTED", "JOB_CLAIM_BURST", "JOB_CLAIM_SPACED")) {
+            String sql = (String) JobSql.class.getDeclaredField(statement).get(null);
+            int buffers = ClaimCost.buffers(database, sql, values);
+            System.out.printf("%s of 16 over 1,000 keys with 100,000 pending jobs: %d buffers (%.1f per key)%n",
+                    statement, buffers, buffers / 1000.0);
+            assertThat(buffers).as(statement).isBetween(1_000, 20_000);
+        }
+    }
+}
