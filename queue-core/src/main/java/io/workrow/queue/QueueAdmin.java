@@ -73,9 +73,10 @@ public interface QueueAdmin {
 
     /**
      * Sets the weight (weighted queues) and rate per minute (burst and spaced queues) of one
-     * fairness key of {@code queue}, on every node from its next claim; a null keeps that one at
-     * its default (weight 1, the queue's {@code rate-per-minute}). {@link FairnessSetting#KEYLESS}
-     * sets the group of jobs without a key.
+     * fairness key of {@code queue}, on every node from its next claim; a null keeps what the key
+     * had, which is the default (weight 1, the queue's {@code rate-per-minute}) when it had nothing.
+     * {@link FairnessSetting#KEYLESS} sets the group of jobs without a key. Settings of a queue that
+     * is not fair, or of a key with no jobs, are kept and take effect when they apply.
      */
     FairnessSetting setFairness(String queue, String fairnessKey, Double weight, Integer ratePerMinute);
 

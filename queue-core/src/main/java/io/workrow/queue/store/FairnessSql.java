@@ -10,13 +10,25 @@ final class FairnessSql {
     private FairnessSql() {
     }
 
-    /** Sets a key's weight and rate (either may be null for the default); returns the row. */
+    /** Sets a key's weight, rate or both; a null keeps what the key had (or the default). Returns the row. */
     static final String FAIRNESS_SET = """
             INSERT INTO {fairness_key} AS setting (queue, fairness_key, weight, rate_per_minute, updated_at)
             VALUES (?, ?, ?, ?, now())
             ON CONFLICT (queue, fairness_key) DO UPDATE
-            SET weight = excluded.weight, rate_per_minute = excluded.rate_per_minute, updated_at = now()
+            SET weight = coalesce(excluded.weight, setting.weight),
+                rate_per_minute = coalesce(excluded.rate_per_minute, setting.rate_per_minute),
+                updated_at = now()
             RETURNING queue, fairness_key, weight, rate_per_minute, updated_at
+            """;
+
+    /**
+     * The time until the earliest frontier of a spaced queue that is still ahead, in milliseconds,
+     * or null when none is: when the queue's poller should look again.
+     */
+    static final String FAIRNESS_NEXT_SPACED_START = """
+            SELECT extract(epoch FROM min(next_start_at) - now()) * 1000
+            FROM {fairness_state}
+            WHERE queue = ? AND next_start_at > now()
             """;
 
     /** Removes a key's setting, so it takes the defaults again. */

@@ -24,6 +24,7 @@ public final class FairnessStore {
     private final String clear;
     private final String list;
     private final String prune;
+    private final String nextSpacedStart;
 
     FairnessStore(JdbcTemplate timed, SqlIdentifier schema) {
         this.timed = timed;
@@ -31,9 +32,10 @@ public final class FairnessStore {
         this.clear = JobSql.render(FairnessSql.FAIRNESS_CLEAR, schema);
         this.list = JobSql.render(FairnessSql.FAIRNESS_LIST, schema);
         this.prune = JobSql.render(FairnessSql.FAIRNESS_STATE_PRUNE, schema);
+        this.nextSpacedStart = JobSql.render(FairnessSql.FAIRNESS_NEXT_SPACED_START, schema);
     }
 
-    /** Sets {@code fairnessKey}'s weight and rate on {@code queue}; null leaves that one at its default. */
+    /** Sets {@code fairnessKey}'s weight and rate on {@code queue}; a null keeps what the key had. */
     public FairnessSetting set(String queue, String fairnessKey, Double weight, Integer ratePerMinute) {
         return timed.queryForObject(set, SETTING, queue, fairnessKey, weight, ratePerMinute);
     }
@@ -46,6 +48,12 @@ public final class FairnessStore {
     /** Up to {@code limit} settings of {@code queue}, or of every queue when it is null, by queue and key. */
     public List<FairnessSetting> list(String queue, int limit) {
         return timed.query(list, SETTING, queue, queue, limit);
+    }
+
+    /** How long until a key of spaced {@code queue} may start again, or null when none is waiting for its spacing. */
+    public Duration untilNextSpacedStart(String queue) {
+        Double millis = timed.queryForObject(nextSpacedStart, Double.class, queue);
+        return millis == null ? null : Duration.ofMillis((long) Math.ceil(millis));
     }
 
     /** Deletes up to {@code limit} state rows untouched for {@code idle}; returns how many. */

@@ -201,30 +201,15 @@ final class JobSql {
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = 'running',
-                claimed_by = :worker,
-                lease_token = nextval({lease_token_seq}),
-                lease_expires_at = now() + :lease_ms * interval '1 millisecond',
-                attempts = job.attempts + 1,
-                ordered_key = job.partition_key,
-                started_at = now(),
-                updated_at = now()
-            FROM due
-            WHERE job.id = due.id
-            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
-                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
-                      job.lease_token, job.run_at
-            """;
+            )""" + startDue("job.partition_key");
 
     /**
      * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
      * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs, found
      * by a loose index scan over workrow_job_fair_claim_idx (one index probe per key, however deep
      * each key's backlog), plus the group {@code ''} of pending jobs without a key when there are
-     * any (workrow_job_keyless_claim_idx). Jobs whose key is empty belong to that group too: their
-     * rows are in the key index under {@code ''}, and a group's jobs are read from both indexes. Each claim then picks, per group it lets through, how
+     * any (workrow_job_fair_keyless_idx). Jobs whose key is empty belong to that group too: their
+     * rows are in the key index under {@code ''}, and that group's jobs are read from both indexes. Each claim then picks, per group it lets through, how
      * many jobs it takes ({@code take}) and each job's {@code turn}, the order across groups.
      */
     private static final String FAIR_GROUPS = """
@@ -248,7 +233,7 @@ final class JobSql {
                 UNION
                 SELECT '' WHERE EXISTS (SELECT 1 FROM {job} AS job
                                         WHERE job.queue = :queue AND job.status = 'pending'
-                                          AND job.partition_key IS NULL AND job.fairness_key IS NULL)
+                                          AND job.fairness_key IS NULL)
             ), settings AS MATERIALIZED (
                 SELECT groups.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
                        state.window_start, state.window_started, state.next_start_at
@@ -264,7 +249,8 @@ final class JobSql {
      * claim order (priority, due time, id), each with its turn ({@code turn_base} plus
      * {@code turn_step} per place), then the first {@code :limit} of them by turn that no other
      * claim holds, locked. The {@code :pool} best candidates are offered to the lock, so claims
-     * running at once on several nodes each still find a batch.
+     * running at once on several nodes each still find a batch. Each claim then writes its state
+     * rows in key order, so two claims never wait on each other in a cycle.
      */
     private static final String FAIR_LOCK = """
             , candidates AS (
@@ -283,7 +269,7 @@ final class JobSql {
                           (SELECT job.id, job.priority, job.run_at
                            FROM {job} AS job
                            WHERE chosen.fairness_key = '' AND job.queue = :queue AND job.status = 'pending'
-                             AND job.partition_key IS NULL AND job.fairness_key IS NULL AND job.run_at <= now()
+                             AND job.fairness_key IS NULL AND job.run_at <= now()
                            ORDER BY job.priority, job.run_at, job.id
                            LIMIT chosen.take)) AS head
                     ORDER BY head.priority, head.run_at, head.id
@@ -302,35 +288,38 @@ final class JobSql {
             )""";
 
     /**
-     * The end of every fair claim: runs the jobs in {@code due}, as {@link #JOB_CLAIM} does. The
-     * state rows a claim writes are written in key order, so two claims never wait on each other
-     * in a cycle.
+     * The end of the claims with named parameters (ordered and fair): runs the jobs in {@code due},
+     * as {@link #JOB_CLAIM} does, setting {@code ordered_key} to {@code orderedKey}, a column
+     * expression or {@code NULL}.
      */
-    private static final String FAIR_START = """
+    private static String startDue(String orderedKey) {
+        return """
 
-            UPDATE {job} AS job
-            SET status = 'running',
-                claimed_by = :worker,
-                lease_token = nextval({lease_token_seq}),
-                lease_expires_at = now() + :lease_ms * interval '1 millisecond',
-                attempts = job.attempts + 1,
-                ordered_key = NULL,
-                started_at = now(),
-                updated_at = now()
-            FROM due
-            WHERE job.id = due.id
-            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
-                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
-                      job.lease_token, job.run_at
-            """;
+                UPDATE {job} AS job
+                SET status = 'running',
+                    claimed_by = :worker,
+                    lease_token = nextval({lease_token_seq}),
+                    lease_expires_at = now() + :lease_ms * interval '1 millisecond',
+                    attempts = job.attempts + 1,
+                    ordered_key = {ordered_key},
+                    started_at = now(),
+                    updated_at = now()
+                FROM due
+                WHERE job.id = due.id
+                RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                          job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
+                          job.lease_token, job.run_at
+                """.replace("{ordered_key}", orderedKey);
+    }
 
     /**
      * Claims up to {@code :limit} jobs of a weighted fair queue: groups share the queue's starts in
      * proportion to their weights (workrow_fairness_key, default 1), by start-time fair queuing.
      * Each group's next job gets a virtual start: one step ({@code 1 / weight}) after the group's
      * last claimed job (workrow_fairness_state.virtual_start), but never before the virtual clock,
-     * the least virtual start among the groups waiting, so a group that was idle or is new joins
-     * level with the others instead of with credit saved up. Jobs are claimed in order of virtual
+     * the latest virtual start claimed on the queue (jobs are claimed in order of virtual start),
+     * so a group that was idle or is new joins level with the others instead of with credit saved
+     * up, and one that waited has no debt to pay off either. Jobs are claimed in order of virtual
      * start, and each group's latest is written back. Only groups whose first job starts before the
      * horizon (the {@code :pool}-th first start) are read, each only as deep as the horizon.
      */
@@ -340,7 +329,9 @@ final class JobSql {
                        greatest(clock.virtual_now, settings.virtual_start + 1 / coalesce(settings.weight, 1))
                            AS first_start
                 FROM settings
-                CROSS JOIN (SELECT coalesce(min(virtual_start), 0) AS virtual_now FROM settings) AS clock
+                CROSS JOIN (SELECT coalesce(max(state.virtual_start), 0) AS virtual_now
+                            FROM {fairness_state} AS state
+                            WHERE state.queue = :queue) AS clock
             ), horizon AS (
                 SELECT coalesce((SELECT first_start FROM starts ORDER BY first_start OFFSET :pool - 1 LIMIT 1),
                                 (SELECT max(first_start) + :pool / sum(weight) FROM starts)) AS virtual_end
@@ -363,7 +354,7 @@ final class JobSql {
                     touched_at = excluded.touched_at
             ), due AS (
                 SELECT locked.id FROM locked
-            )""" + FAIR_START;
+            )""" + startDue("NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
@@ -422,7 +413,7 @@ final class JobSql {
                              row_number() OVER (PARTITION BY locked.fairness_key ORDER BY locked.turn) AS place
                       FROM locked) AS placed
                 JOIN granted ON granted.fairness_key = placed.fairness_key AND placed.place <= granted.window_granted
-            )""" + FAIR_START;
+            )""" + startDue("NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
@@ -453,7 +444,7 @@ final class JobSql {
                 RETURNING state.fairness_key
             ), due AS (
                 SELECT locked.id FROM locked JOIN granted ON granted.fairness_key = locked.fairness_key
-            )""" + FAIR_START;
+            )""" + startDue("NULL");
 
     /**
      * Completes many jobs in one statement, each fenced by its own token. Rows locked by another

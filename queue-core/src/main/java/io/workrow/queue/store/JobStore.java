@@ -54,7 +54,7 @@ public final class JobStore {
     private static final int MAX_ORDERED_WALK = 4096;
 
     /** How many candidates per job wanted a fair claim offers to its lock. */
-    private static final int FAIR_POOL_FACTOR = 4;
+    private static final int FAIR_POOL_FACTOR = 8;
 
     /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);

@@ -16,6 +16,15 @@ interface JobClaimer {
     /** Claims up to {@code limit} jobs; {@code probes} when they are the probes a half-open breaker granted. */
     List<ClaimedJob> claim(int limit, boolean probes);
 
+    /**
+     * How long the poller waits after a claim came back short before it looks again, unless an
+     * insert wakes it: {@code pollInterval}, for every queue whose jobs become claimable with a
+     * notification (an insert, a completion, a resume).
+     */
+    default Duration idleWait(Duration pollInterval) {
+        return pollInterval;
+    }
+
     /** The claimer for {@code registration}'s queue in a runtime whose worker id and registry are given. */
     static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
             WorkerRegistry registry) {
@@ -29,7 +38,7 @@ interface JobClaimer {
             case BURST:
                 return (limit, probes) -> store.claimBurst(queue, workerId, limit, lease, probes, rate);
             case SPACED:
-                return (limit, probes) -> store.claimSpaced(queue, workerId, limit, lease, probes, rate);
+                return new SpacedClaimer(store, queue, workerId, lease, rate);
             case NONE:
             default:
                 break;

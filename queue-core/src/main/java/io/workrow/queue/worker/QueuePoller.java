@@ -58,26 +58,12 @@ final class QueuePoller implements Runnable {
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.handlerThreads = handlerThreads;
-        this.pollInterval = idleWait(registration.options(), pollInterval);
+        this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
     }
 
     String queue() {
         return registration.queue();
-    }
-
-    /**
-     * How long a poller waits when a claim came back short. A spaced queue's keys become claimable
-     * again one spacing after their last start, with no notification to say so: it looks again
-     * after one spacing (a key with a rate of its own above the queue's is still spaced correctly,
-     * only started less often).
-     */
-    private static Duration idleWait(QueueOptions options, Duration pollInterval) {
-        if (options.fairness().mode() != FairnessMode.SPACED) {
-            return pollInterval;
-        }
-        Duration spacing = Duration.ofMillis(Math.max(10, 60_000L / options.fairness().ratePerMinute()));
-        return spacing.compareTo(pollInterval) < 0 ? spacing : pollInterval;
     }
 
     /** {@code queue xConcurrency} and the queue's patterns, for the start-up log line. */
@@ -153,7 +139,7 @@ final class QueuePoller implements Runnable {
         boolean full = claimed.size() == wanted;
         if (!full && running) {
             // Nothing more is due: sleep until an insert notification or the safety-net poll.
-            wakeup.await(pollInterval);
+            wakeup.await(claimer.idleWait(pollInterval));
         }
         return full;
     }

@@ -4,12 +4,21 @@
 -- Jobs without either form one group of their own on a fair queue.
 ALTER TABLE workrow_job ADD COLUMN fairness_key text;
 
--- The pending jobs of each key in claim order, and the loose index scan over the keys. Keyless
--- jobs stay out of it (they are found by workrow_job_keyless_claim_idx), so queues whose jobs
--- carry no key pay nothing for fair queuing.
+-- Jobs enqueued before this migration that may still run (a dead one may be retried) take their
+-- partition key, as new ones do. Finished history is left as it is.
+UPDATE workrow_job SET fairness_key = partition_key
+WHERE partition_key IS NOT NULL AND status IN ('scheduled', 'pending', 'running', 'dead');
+
+-- The pending jobs of each key in claim order, and the loose index scan over the keys.
 CREATE INDEX workrow_job_fair_claim_idx
     ON workrow_job (queue, fairness_key, priority, run_at, id)
     WHERE status = 'pending' AND fairness_key IS NOT NULL;
+
+-- The pending jobs without a key in claim order, whatever their partition key (a row written by
+-- an older version has none). With the index above, every pending row is in exactly one of the two.
+CREATE INDEX workrow_job_fair_keyless_idx
+    ON workrow_job (queue, priority, run_at, id)
+    WHERE status = 'pending' AND fairness_key IS NULL;
 
 -- Per-key settings an operator changes at run time (QueueAdmin.setFairness): a weight for
 -- weighted queues, a rate for burst and spaced ones. A key without a row has weight 1 and its
@@ -24,7 +33,7 @@ CREATE TABLE workrow_fairness_key (
 );
 
 -- What the fair claims remember per key, written in the claim's own statement: the virtual
--- start of the key's last claimed job (weighted), the current minute's window and how many jobs
+-- start of the key's last claimed job (weighted; the latest of them is the queue's virtual clock), the current minute's window and how many jobs
 -- it started (burst), the earliest time of the key's next start (spaced). Unlogged: it is
 -- rebuilt from nothing after a crash (one window may then start up to a rate more), and it is
 -- written on every claim, so it should cost no WAL. Rows untouched for a while are pruned.

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import io.workrow.queue.store.SqlIdentifier;
+import org.flywaydb.core.Flyway;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,7 +44,30 @@ class WorkrowMigrationsTests {
                         + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(13);
+                Integer.class)).isEqualTo(14);
+    }
+
+    @Test
+    void jobsQueuedBeforeFairQueuingTakeTheirPartitionKeyAsFairnessKey() {
+        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
+                .schemas("upgraded").defaultSchema("upgraded").createSchemas(true)
+                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target("6")
+                .load().migrate();
+        database.jdbc().update("""
+                INSERT INTO upgraded.workrow_job (queue, partition_key, partition_bucket, payload, max_attempts, status,
+                                                  finished_at)
+                VALUES ('reports', 'tenant-a', 0, '{}', 3, 'pending', NULL),
+                       ('reports', 'tenant-b', 0, '{}', 3, 'dead', now()),
+                       ('reports', 'tenant-c', 0, '{}', 3, 'completed', now()),
+                       ('reports', NULL, 0, '{}', 3, 'pending', NULL)
+                """);
+
+        assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
+                .isEqualTo(1);
+        assertThat(database.jdbc().queryForList(
+                "SELECT coalesce(fairness_key, '-') FROM upgraded.workrow_job ORDER BY id", String.class))
+                .as("pending and dead jobs may still run and are keyed; finished history is left alone")
+                .containsExactly("tenant-a", "tenant-b", "-", "-");
     }
 
     @Test

@@ -1,7 +1,9 @@
 package io.workrow.queue.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
@@ -107,6 +109,40 @@ class FairClaimTests {
     }
 
     @Test
+    void aKeyThatWasIdleComesBackLevelWithTheOthersNotAheadOfThem() {
+        enqueue("a", 10);
+        enqueue("b", 400);
+        for (int i = 0; i < 20; i++) {
+            store.claimWeighted("reports", "w", 1, LEASE, false);
+        }
+        // a's backlog is gone; b runs alone for 200 starts, then a comes back.
+        for (int i = 0; i < 20; i++) {
+            store.claimWeighted("reports", "w", 10, LEASE, false);
+        }
+        enqueue("a", 100);
+        List<ClaimedJob> claimed = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            claimed.addAll(store.claimWeighted("reports", "w", 1, LEASE, false));
+        }
+        assertThat(byKey(claimed).get("a")).as("b ran while a had nothing: that is no credit of a's")
+                .isBetween(10L, 11L);
+    }
+
+    @Test
+    void settingAWeightKeepsTheRateSetEarlierAndClearingRemovesBoth() {
+        admin.setFairness("reports", "a", null, 30);
+        FairnessSetting setting = admin.setFairness("reports", "a", 2.0, null);
+        assertThat(setting.weight()).isEqualTo(2.0);
+        assertThat(setting.ratePerMinute()).isEqualTo(30);
+        assertThatIllegalArgumentException().isThrownBy(() -> admin.setFairness("reports", "a", -1.0, null))
+                .withMessageContaining("weight");
+        assertThatIllegalArgumentException().isThrownBy(() -> admin.setFairness("reports", "a", null, null))
+                .withMessageContaining("clearFairness");
+        assertThat(admin.clearFairness("reports", "a")).isTrue();
+        assertThat(admin.fairnessSettings("reports", 10)).isEmpty();
+    }
+
+    @Test
     void theFairnessKeyIsTheRequestsOwnElseThePartitionKey() {
         JdbcJobQueue queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         long own = queue.enqueue(JobRequest.of("reports", Map.of()).partitionKey("order-1").fairnessKey("tenant-a"));
@@ -119,9 +155,13 @@ class FairClaimTests {
         assertThat(fairnessKey.apply(partition)).isEqualTo("order-2");
         assertThat(fairnessKey.apply(emptyPartition)).isEmpty();
         assertThat(fairnessKey.apply(none)).isNull();
-        List<Long> claimed = store.claimWeighted("reports", "w", 4, LEASE, false).stream().map(ClaimedJob::id).toList();
-        assertThat(claimed).as("the empty key and no key are one group, and both are claimed")
-                .containsExactlyInAnyOrder(own, partition, emptyPartition, none);
+        // A row written without a fairness key (by an older version) belongs to the keyless group.
+        long older = store.insertMany(List.of(new NewJob("reports", "order-3", 0, 0, null, "{}", "{}", null, 0, 5)))
+                .get(0);
+        database.jdbc().update("UPDATE workrow_job SET fairness_key = NULL WHERE id = ?", older);
+        List<Long> claimed = store.claimWeighted("reports", "w", 8, LEASE, false).stream().map(ClaimedJob::id).toList();
+        assertThat(claimed).as("the empty key and no key are one group, and every job is claimed")
+                .containsExactlyInAnyOrder(own, partition, emptyPartition, none, older);
     }
 
     /** Eight claimers at once, as eight nodes would claim, until the key's window is spent. */
@@ -192,22 +232,25 @@ class FairClaimTests {
     }
 
     /**
-     * What a claim reads with 100,000 pending jobs over 1,000 keys: a probe per key (the loose
-     * scan and the per-key state), not the backlog. docs/patterns.md quotes these figures.
+     * What a claim reads with 100,000 pending jobs over 1,000 keys, and 10 without a key: a probe
+     * per key (the loose scan and the per-key state), not the backlog. docs/patterns.md quotes these figures.
      */
     @Test
     void aFairClaimReadsAboutOneProbePerKeyNotTheBacklog() throws Exception {
+        // Half the keys come from partition keys, half are fairness keys alone; a few jobs have no key.
         database.jdbc().execute("""
                 INSERT INTO workrow_job (queue, partition_key, fairness_key, partition_bucket, payload, max_attempts)
-                SELECT 'reports', 'key-' || (i % 1000), 'key-' || (i % 1000), 0, '{}', 5
+                SELECT 'reports', CASE WHEN i % 2 = 0 THEN 'key-' || (i % 1000) END, 'key-' || (i % 1000), 0, '{}'::jsonb, 5
                 FROM generate_series(1, 100000) AS i
+                UNION ALL
+                SELECT 'reports', NULL, NULL, 0, '{}'::jsonb, 5 FROM generate_series(1, 10)
                 """);
         database.jdbc().execute("ANALYZE workrow_job");
         Map<String, Object> values = new HashMap<>();
         values.put("queue", "reports");
         values.put("worker", "w");
         values.put("limit", 16);
-        values.put("pool", 64);
+        values.put("pool", 128);
         values.put("lease_ms", 60_000L);
         values.put("probes", false);
         values.put("rate_per_minute", 600);
