@@ -108,12 +108,16 @@ class WorkerProcessTests {
 
     @Test
     void twoWorkerJvmsOnOneDatabaseRunEveryJobExactlyOnce() throws Exception {
+        Process first = start("pair-1");
+        Process second = start("pair-2");
+        // Both must be claiming before the jobs arrive: a JVM that starts late on a busy machine
+        // could otherwise find the other one done.
+        await().atMost(Duration.ofSeconds(60)).until(() -> log("pair-1").contains("Workrow started")
+                && log("pair-2").contains("Workrow started"));
         List<Long> ids = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             ids.add(enqueue(2));
         }
-        Process first = start("pair-1");
-        Process second = start("pair-2");
         await().atMost(Duration.ofSeconds(90)).until(() -> database.jdbc().queryForObject(
                 "SELECT count(*) FROM workrow_job WHERE status = 'completed'", Integer.class) == ids.size());
         first.destroy();
