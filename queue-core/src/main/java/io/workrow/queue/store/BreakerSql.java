@@ -23,7 +23,9 @@ final class BreakerSql {
      * success resets the count of consecutive failures and reaching the threshold opens it for the
      * cooldown. Half-open, the last outcome decides: a failure opens it again, a success closes it.
      * Open, outcomes of runs claimed before it opened change nothing. Writes only when something
-     * changed.
+     * changed, and does not even lock the row for the usual batch, all successes on a closed
+     * breaker with no failures counted: every node reports every batch, and they must not queue up
+     * on one row to change nothing.
      */
     static final String BREAKER_RECORD = """
             WITH input AS (
@@ -33,6 +35,7 @@ final class BreakerSql {
                 SELECT breaker.queue, breaker.state, breaker.failures
                 FROM {breaker} AS breaker
                 JOIN input ON input.queue = breaker.queue
+                WHERE NOT (breaker.state = 'closed' AND breaker.failures = 0 AND input.failures = 0)
                 FOR UPDATE OF breaker
             ), counted AS (
                 SELECT current.queue, current.state AS previous_state, current.failures AS previous_failures,
@@ -158,7 +161,7 @@ final class BreakerSql {
 
     /** Every breaker, by queue. */
     static final String BREAKER_LIST = """
-            SELECT queue, state, failures, open_until, probes_claimed, changed_at, reason
+            SELECT queue, state, failures, open_until, changed_at, reason
             FROM {breaker}
             ORDER BY queue
             """;

@@ -44,7 +44,7 @@ final class JobSql {
                    CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
                    due.run_at,
                    input.max_attempts,
-                   coalesce(input.fairness_key, input.partition_key)
+                   coalesce(input.fairness_key, input.partition_key, '')
             FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
                         ?::text[], ?::bigint[], ?::int[], ?::text[])
                  WITH ORDINALITY AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
@@ -108,6 +108,17 @@ final class JobSql {
             RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
                       job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
                       job.lease_token, job.run_at
+            """;
+
+    /**
+     * The check the claims with named parameters share, evaluated once per statement by primary
+     * key: the queue is not paused, and its breaker is closed unless the claim takes the probes
+     * a half-open breaker granted ({@code :probes}).
+     */
+    private static final String QUEUE_OPEN = """
+
+              AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
+              AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
             """;
 
     /**
@@ -195,9 +206,7 @@ final class JobSql {
                 SELECT job.id
                 FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
                 JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()
-                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
-                  AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
+                WHERE job.status = 'pending' AND job.run_at <= now()""" + QUEUE_OPEN + """
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
@@ -205,18 +214,17 @@ final class JobSql {
 
     /**
      * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
-     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs, found
-     * by a loose index scan over workrow_job_fair_claim_idx (one index probe per key, however deep
-     * each key's backlog), plus the group {@code ''} of pending jobs without a key when there are
-     * any (workrow_job_fair_keyless_idx). Jobs whose key is empty belong to that group too: their
-     * rows are in the key index under {@code ''}, and that group's jobs are read from both indexes. Each claim then picks, per group it lets through, how
-     * many jobs it takes ({@code take}) and each job's {@code turn}, the order across groups.
+     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs (jobs
+     * without a key have the key {@code ''}), found by a loose index scan over
+     * workrow_job_fair_claim_idx: one index probe per key, however deep each key's backlog. Each
+     * claim then picks, per group it lets through, how many jobs it takes ({@code take}) and each
+     * job's {@code turn}, the order across groups; a group's setting and state are joined by key.
      */
     private static final String FAIR_GROUPS = """
             WITH RECURSIVE keys AS (
                 (SELECT job.fairness_key
                  FROM {job} AS job
-                 WHERE job.queue = :queue AND job.status = 'pending' AND job.fairness_key IS NOT NULL
+                 WHERE job.queue = :queue AND job.status = 'pending'
                  ORDER BY job.fairness_key
                  LIMIT 1)
                 UNION ALL
@@ -228,20 +236,14 @@ final class JobSql {
                     WHERE job.queue = :queue AND job.status = 'pending' AND job.fairness_key > keys.fairness_key
                     ORDER BY job.fairness_key
                     LIMIT 1) AS next
-            ), groups AS MATERIALIZED (
-                SELECT keys.fairness_key FROM keys
-                UNION
-                SELECT '' WHERE EXISTS (SELECT 1 FROM {job} AS job
-                                        WHERE job.queue = :queue AND job.status = 'pending'
-                                          AND job.fairness_key IS NULL)
             ), settings AS MATERIALIZED (
-                SELECT groups.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
+                SELECT keys.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
                        state.window_start, state.window_started, state.next_start_at
-                FROM groups
+                FROM keys
                 LEFT JOIN {fairness_key} AS setting
-                       ON setting.queue = :queue AND setting.fairness_key = groups.fairness_key
+                       ON setting.queue = :queue AND setting.fairness_key = keys.fairness_key
                 LEFT JOIN {fairness_state} AS state
-                       ON state.queue = :queue AND state.fairness_key = groups.fairness_key
+                       ON state.queue = :queue AND state.fairness_key = keys.fairness_key
             )""";
 
     /**
@@ -258,30 +260,19 @@ final class JobSql {
                        chosen.turn_base + (pick.place - 1) * chosen.turn_step AS turn
                 FROM chosen
                 CROSS JOIN LATERAL (
-                    SELECT head.*, row_number() OVER (ORDER BY head.priority, head.run_at, head.id) AS place
-                    FROM ((SELECT job.id, job.priority, job.run_at
-                           FROM {job} AS job
-                           WHERE job.queue = :queue AND job.status = 'pending'
-                             AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
-                           ORDER BY job.priority, job.run_at, job.id
-                           LIMIT chosen.take)
-                          UNION ALL
-                          (SELECT job.id, job.priority, job.run_at
-                           FROM {job} AS job
-                           WHERE chosen.fairness_key = '' AND job.queue = :queue AND job.status = 'pending'
-                             AND job.fairness_key IS NULL AND job.run_at <= now()
-                           ORDER BY job.priority, job.run_at, job.id
-                           LIMIT chosen.take)) AS head
-                    ORDER BY head.priority, head.run_at, head.id
+                    SELECT job.id, job.priority, job.run_at,
+                           row_number() OVER (ORDER BY job.priority, job.run_at, job.id) AS place
+                    FROM {job} AS job
+                    WHERE job.queue = :queue AND job.status = 'pending'
+                      AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
+                    ORDER BY job.priority, job.run_at, job.id
                     LIMIT chosen.take
                 ) AS pick
             ), locked AS MATERIALIZED (
                 SELECT job.id, candidate.fairness_key, candidate.turn
                 FROM (SELECT * FROM candidates ORDER BY turn, priority, run_at, id LIMIT :pool) AS candidate
                 JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()
-                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
-                  AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
+                WHERE job.status = 'pending' AND job.run_at <= now()""" + QUEUE_OPEN + """
                 ORDER BY candidate.turn, candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
@@ -751,7 +742,7 @@ final class JobSql {
     /**
      * Open work per queue for gauges and health: pending (with the age of the oldest due job),
      * scheduled, running and dead. One arm per status so that each is served by its partial index
-     * (workrow_job_claim_idx, workrow_job_scheduled_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
+     * (a pending-only index, workrow_job_scheduled_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
      * the bulk of the table, are never read.
      */
     static final String QUEUE_DEPTH = """

@@ -16,19 +16,16 @@ final class WorkerSql {
      * Records a heartbeat (registering the worker on its first), deletes workers silent for ten
      * liveness windows, and returns the live workers with their queues: one round trip. The
      * returned list is read from the statement's snapshot, which does not hold this worker's own
-     * new row on its first beat, so it is added from the upsert.
+     * new row on its first beat; the caller counts itself live regardless.
      */
     static final String WORKER_HEARTBEAT = """
             WITH beat AS (
                 INSERT INTO {worker} (id, queues) VALUES (?, ?::text[])
                 ON CONFLICT (id) DO UPDATE SET queues = excluded.queues, heartbeat_at = clock_timestamp()
-                RETURNING id, queues
             ), gone AS (
                 DELETE FROM {worker}
                 WHERE heartbeat_at < clock_timestamp() - 10 * ? * interval '1 millisecond'
             )
-            SELECT id, queues FROM beat
-            UNION
             SELECT id, queues FROM {worker}
             WHERE heartbeat_at >= clock_timestamp() - ? * interval '1 millisecond'
             """;
@@ -36,13 +33,5 @@ final class WorkerSql {
     /** Removes a stopping worker at once, so its buckets move without waiting for the liveness window. */
     static final String WORKER_DEREGISTER = """
             DELETE FROM {worker} WHERE id = ?
-            """;
-
-    /** Every registered worker with its queues and last heartbeat, for operators. */
-    static final String WORKER_LIST = """
-            SELECT id, queues, started_at, heartbeat_at,
-                   heartbeat_at >= clock_timestamp() - ? * interval '1 millisecond' AS live
-            FROM {worker}
-            ORDER BY id
             """;
 }

@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.client.PartitionBuckets;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,8 +18,8 @@ import java.util.List;
  */
 public final class BucketRing {
 
-    /** Buckets per queue: {@code partition_bucket} runs from 0 to 1023. */
-    public static final int BUCKETS = 1024;
+    /** Buckets per queue, the partition buckets jobs are put in at enqueue. */
+    public static final int BUCKETS = PartitionBuckets.COUNT;
 
     private BucketRing() {
     }

@@ -6,11 +6,12 @@ import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The buffers one run of a named-parameter claim statement touches, rolled back afterwards. */
+/** The buffers one run of a claim statement touches, from EXPLAIN (ANALYZE, BUFFERS), rolled back afterwards. */
 final class ClaimCost {
 
     private static final Pattern BUFFERS = Pattern.compile("Buffers: shared hit=(\\d+)(?: read=(\\d+))?");
@@ -18,14 +19,26 @@ final class ClaimCost {
     private ClaimCost() {
     }
 
-    /** Runs {@code statement} (a {@link JobSql} constant) under EXPLAIN (ANALYZE, BUFFERS) and rolls it back. */
-    static int buffers(WorkrowTestDatabase database, String statement, Map<String, Object> values) throws Exception {
+    /** Runs {@code statement} (a {@link JobSql} constant with named parameters) bound to {@code values}. */
+    static int buffers(WorkrowTestDatabase database, String statement, Map<String, Object> values) throws SQLException {
         NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
                 + JobSql.render(statement, database.schema()));
+        return measure(database, connection -> explain.bind(values).createPreparedStatement(connection));
+    }
+
+    /** Runs {@code sql}, a rendered statement whose values are written in. */
+    static int buffers(WorkrowTestDatabase database, String sql) throws SQLException {
+        return measure(database, connection -> connection.prepareStatement("EXPLAIN (ANALYZE, BUFFERS) " + sql));
+    }
+
+    private interface Explain {
+        PreparedStatement prepare(Connection connection) throws SQLException;
+    }
+
+    private static int measure(WorkrowTestDatabase database, Explain explain) throws SQLException {
         try (Connection connection = database.dataSource().getConnection()) {
             connection.setAutoCommit(false);
-            try (PreparedStatement prepared = explain.bind(values).createPreparedStatement(connection);
-                    ResultSet rs = prepared.executeQuery()) {
+            try (PreparedStatement prepared = explain.prepare(connection); ResultSet rs = prepared.executeQuery()) {
                 StringBuilder plan = new StringBuilder();
                 while (rs.next()) {
                     plan.append(rs.getString(1)).append('\n');

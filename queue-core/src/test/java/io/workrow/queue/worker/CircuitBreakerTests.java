@@ -83,6 +83,27 @@ class CircuitBreakerTests {
         return database.jdbc().queryForObject("SELECT coalesce(sum(attempts), 0) FROM workrow_job", Integer.class);
     }
 
+    /**
+     * Every node reports every batch; a batch of successes on a healthy breaker must not lock (and
+     * so write) its row, or all nodes' result writers would queue on it. xmax shows a lock.
+     */
+    @Test
+    void aBatchOfSuccessesOnAHealthyBreakerLeavesItsRowUntouched() {
+        var store = database.store().breakers();
+        store.register("flaky-api");
+        java.util.function.Supplier<String> rowVersion = () -> database.jdbc().queryForObject(
+                "SELECT ctid::text || '/' || xmax::text FROM workrow_breaker WHERE queue = 'flaky-api'", String.class);
+        String before = rowVersion.get();
+        assertThat(store.record("flaky-api", 16, 0, 0, 3, Duration.ofSeconds(3))).isEmpty();
+        assertThat(rowVersion.get()).as("neither locked nor updated").isEqualTo(before);
+
+        assertThat(store.record("flaky-api", 0, 1, 1, 3, Duration.ofSeconds(3))).isPresent();
+        assertThat(breaker().failures()).isEqualTo(1);
+        assertThat(store.record("flaky-api", 4, 0, 0, 3, Duration.ofSeconds(3))).as("a success resets the count")
+                .isPresent();
+        assertThat(breaker().failures()).isZero();
+    }
+
     @Test
     void anOpenBreakerStopsClaimsSoAFailingDependencyCostsOnlyAHandfulOfAttempts() throws Exception {
         enqueue(50);
