@@ -1,0 +1,296 @@
+package io.workrow.queue.benchmark.compare;
+
+import io.workrow.queue.benchmark.compare.Contender.Handler;
+import io.workrow.queue.benchmark.compare.Contender.Pickup;
+import io.workrow.queue.benchmark.compare.Results.Row;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Workrow beside the PostgreSQL queues a user would pick instead, against one scratch database in
+ * one run: drain rates, enqueue rates, idle pick-up delay, worker memory, and the raw-SQL limit.
+ * Prints one Markdown table and the ratios the performance targets are stated in. Run it with
+ * {@code queue-benchmarks/scripts/compare.sh}, which installs the Node peers first.
+ */
+public final class CompareBenchmark {
+
+    private static final String DATABASE = "workrow_compare";
+    private static final int PRODUCERS = 8;
+    private static final int CHUNK = 1000;
+    private static final Duration TRICKLE_INTERVAL = Duration.ofMillis(20);
+
+    static final Row DRAIN_NO_OP = new Row("drain, no-op handler, jobs/s", true);
+    static final Row DRAIN_SLEEP = new Row("drain, 5 ms handler, concurrency 64 in all, jobs/s", true);
+    static final Row ENQUEUE_SINGLE = new Row("enqueue one per call, 8 callers, rows/s", true);
+    static final Row ENQUEUE_BULK = new Row("enqueue 1,000 per call, rows/s", true);
+    static final Row PICKUP_NOTIFY_P50 = new Row("idle pick-up p50, LISTEN/NOTIFY, ms", false);
+    static final Row PICKUP_NOTIFY_P99 = new Row("idle pick-up p99, LISTEN/NOTIFY, ms", false);
+    static final Row PICKUP_POLL_P50 = new Row("idle pick-up p50, polling only, ms", false);
+    static final Row PICKUP_POLL_P99 = new Row("idle pick-up p99, polling only, ms", false);
+    static final Row HEAP_NO_OP = new Row("live heap after the no-op drain, MB per process", false);
+    static final Row RSS_NO_OP = new Row("peak RSS in the no-op drain, MB per process", false);
+    static final Row HEAP_SLEEP = new Row("live heap after the 5 ms drain, MB per process", false);
+    static final Row RSS_SLEEP = new Row("peak RSS in the 5 ms drain, MB per process", false);
+
+    private static final String RAW = "raw SQL";
+
+    private final BenchDatabase database;
+    private final Map<String, String> options;
+    private final Results results;
+    private final int jobs;
+    private final int sleepJobs;
+    private final int batch;
+
+    private CompareBenchmark(BenchDatabase database, Map<String, String> options) {
+        this.database = database;
+        this.options = options;
+        this.jobs = intOption("jobs", 100_000);
+        this.sleepJobs = intOption("sleep-jobs", 50_000);
+        this.batch = intOption("batch", 100);
+        this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
+                PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
+                HEAP_NO_OP, RSS_NO_OP, HEAP_SLEEP, RSS_SLEEP), List.of("workrow", "workrow ×2"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = parse(args);
+        String adminUrl = options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/postgres");
+        String user = options.getOrDefault("user", "postgres");
+        recreateDatabase(adminUrl, user);
+        String url = adminUrl.substring(0, adminUrl.lastIndexOf('/') + 1) + DATABASE;
+        Path logs = Path.of(options.getOrDefault("logs", "target/compare-logs"));
+        BenchDatabase database = BenchDatabase.open(url, user, logs);
+        try {
+            new CompareBenchmark(database, options).run();
+        } finally {
+            database.dataSource().close();
+        }
+    }
+
+    private void run() throws InterruptedException {
+        WorkrowContender workrow = new WorkrowContender(database, batch);
+        List<Contender> contenders = new ArrayList<>(List.of(workrow));
+        String peers = options.getOrDefault("peers", "");
+        if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
+            contenders.add(NodeContender.graphileWorker(database, Path.of(peers)));
+            contenders.add(NodeContender.pgBoss(database, Path.of(peers)));
+        } else {
+            System.out.println("No --peers directory with node_modules: graphile-worker and pg-boss are left out.");
+        }
+        contenders.add(new DbSchedulerContender(database));
+        String only = options.get("only");
+        if (only != null) {
+            contenders.removeIf(contender -> !List.of(only.split(",")).contains(contender.name()));
+        }
+        int rounds = intOption("rounds", 1);
+        System.out.printf("Side-by-side benchmark: %d no-op jobs, %d 5 ms jobs, batch %d, %d round(s), %d cores, "
+                + "java %s, PostgreSQL %s%n", jobs, sleepJobs, batch, rounds, Runtime.getRuntime().availableProcessors(),
+                System.getProperty("java.version"), database.jdbc().queryForObject("SHOW server_version", String.class));
+        for (Contender contender : contenders) {
+            contender.prepare();
+        }
+        for (int round = 1; round <= rounds; round++) {
+            for (Contender contender : contenders) {
+                System.out.printf("round %d: %s%n", round, contender.name());
+                measure(contender);
+            }
+            if (contenders.contains(workrow)) {
+                measureRawLimit(workrow);
+            }
+        }
+        System.out.println();
+        System.out.println(results.table());
+        printRatios(contenders);
+        System.out.println();
+        for (Contender contender : contenders) {
+            System.out.printf("- %s: %s%n", contender.name(), contender.configuration());
+        }
+        System.out.printf("- %s: Workrow's claim and fenced batch completion statements from %d threads, "
+                + "batch %d, no runtime; completed jobs kept%n", RAW, intOption("raw-clients", 8), batch);
+    }
+
+    private void measure(Contender contender) throws InterruptedException {
+        contender.empty();
+        vacuum();
+        record(ENQUEUE_SINGLE, contender.name(), contender.enqueueSingle(intOption("single-jobs", 10_000), PRODUCERS));
+        for (Handler handler : Handler.values()) {
+            for (int processes : contender.drainProcesses()) {
+                int count = handler == Handler.NO_OP ? jobs : sleepJobs;
+                contender.empty();
+                vacuum();
+                double bulk = contender.enqueueBulk(count, CHUNK);
+                if (handler == Handler.NO_OP && processes == contender.drainProcesses().get(0)) {
+                    record(ENQUEUE_BULK, contender.name(), bulk);
+                }
+                vacuum();
+                drain(contender, handler, processes, count);
+            }
+        }
+        for (Pickup pickup : contender.pickups()) {
+            contender.empty();
+            vacuum();
+            pickup(contender, pickup);
+        }
+        contender.empty();
+    }
+
+    private void drain(Contender contender, Handler handler, int processes, int count) throws InterruptedException {
+        String column = column(contender, processes);
+        List<WorkerProcess> workers = contender.startDrainWorkers(handler, processes);
+        try {
+            workers.forEach(worker -> worker.awaitReady(Duration.ofMinutes(2)));
+            awaitFinished(contender, Duration.ofMinutes(10));
+            double end = WorkerProtocol.nowMillis();
+            double start = workers.stream().map(WorkerProcess::firstStart)
+                    .filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).min()
+                    .orElseThrow(() -> new IllegalStateException(contender.name() + ": no handler ever started"));
+            long handled = 0;
+            double heap = 0;
+            double rss = 0;
+            for (WorkerProcess worker : workers) {
+                WorkerReport report = worker.stop();
+                handled += report.handled();
+                heap = Math.max(heap, report.heapMb());
+                rss = Math.max(rss, report.rssMb());
+            }
+            if (handled < count) {
+                throw new IllegalStateException(column + " handled " + handled + " of " + count + " jobs");
+            }
+            double rate = count / ((end - start) / 1000);
+            System.out.printf("  %s, %s: %,d jobs in %.2f s, %,.0f jobs/s (handler runs %,d)%n", column,
+                    handler.argument, count, (end - start) / 1000, rate, handled);
+            record(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, rate);
+            record(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
+            record(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
+        } finally {
+            workers.forEach(WorkerProcess::kill);
+        }
+    }
+
+    private void pickup(Contender contender, Pickup pickup) throws InterruptedException {
+        WorkerProcess worker = contender.startIdleWorker(pickup);
+        try {
+            worker.awaitReady(Duration.ofMinutes(2));
+            // Let it settle into its idle wait before the first job arrives.
+            TimeUnit.SECONDS.sleep(2);
+            int count = intOption("latency-jobs", 300);
+            contender.trickle(count, TRICKLE_INTERVAL);
+            awaitFinished(contender, Duration.ofMinutes(2));
+            WorkerReport report = worker.stop();
+            System.out.printf("  %s, idle pick-up by %s: p50 %.1f ms, p99 %.1f ms over %d jobs%n", contender.name(),
+                    pickup, report.p50Millis(), report.p99Millis(), report.handled());
+            boolean notify = pickup == Pickup.LISTEN_NOTIFY;
+            record(notify ? PICKUP_NOTIFY_P50 : PICKUP_POLL_P50, contender.name(), report.p50Millis());
+            record(notify ? PICKUP_NOTIFY_P99 : PICKUP_POLL_P99, contender.name(), report.p99Millis());
+        } finally {
+            worker.kill();
+        }
+    }
+
+    private void measureRawLimit(WorkrowContender workrow) {
+        workrow.empty();
+        vacuum();
+        workrow.enqueueBulk(jobs, CHUNK);
+        vacuum();
+        double rate = RawSqlLimit.drain(workrow.store(), intOption("raw-clients", 8), batch);
+        System.out.printf("  %s, batch %d: %,.0f jobs/s%n", RAW, batch, rate);
+        record(DRAIN_NO_OP, RAW, rate);
+        workrow.empty();
+    }
+
+    /** Polls until the contender has nothing unfinished: every 50 ms, every 2 ms near the end. */
+    private static void awaitFinished(Contender contender, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long unfinished;
+        while ((unfinished = contender.unfinished()) > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(contender.name() + " still has " + unfinished + " jobs after " + timeout);
+            }
+            TimeUnit.MILLISECONDS.sleep(unfinished > 2000 ? 50 : 2);
+        }
+    }
+
+    private void printRatios(List<Contender> contenders) {
+        List<String> peers = contenders.stream().map(Contender::name).filter(name -> !name.equals("workrow")).toList();
+        System.out.println("Ratios (targets in brackets):");
+        for (Row row : List.of(DRAIN_NO_OP, DRAIN_SLEEP)) {
+            Map.Entry<String, Double> fastest = results.bestOf(row, peers);
+            for (String workrow : List.of("workrow", "workrow ×2")) {
+                results.best(row, workrow).ifPresent(value -> {
+                    if (fastest != null) {
+                        System.out.printf(Locale.ROOT, "- %s, %s: %.2fx the fastest peer (%s)%s%n", row.label(),
+                                workrow, value / fastest.getValue(), fastest.getKey(),
+                                row == DRAIN_NO_OP ? " [>= 1.25x]" : "");
+                    }
+                    results.best(DRAIN_NO_OP, RAW).ifPresent(raw -> {
+                        if (row == DRAIN_NO_OP) {
+                            System.out.printf(Locale.ROOT, "- %s, %s: %.0f%% of the raw-SQL limit at batch %d [>= 85%%]%n",
+                                    row.label(), workrow, 100 * value / raw, batch);
+                        }
+                    });
+                });
+            }
+        }
+        results.best(ENQUEUE_BULK, "workrow").ifPresent(bulk -> {
+            Map.Entry<String, Double> fastest = results.bestOf(ENQUEUE_BULK, peers);
+            System.out.printf(Locale.ROOT, "- %s: %,.0f rows/s [>= 100,000]%s%n", ENQUEUE_BULK.label(), bulk,
+                    fastest == null ? "" : String.format(Locale.ROOT, ", %.2fx the fastest peer (%s) [>= 1.5x]",
+                            bulk / fastest.getValue(), fastest.getKey()));
+        });
+        results.best(PICKUP_NOTIFY_P50, "workrow").ifPresent(p50 -> System.out.printf(Locale.ROOT,
+                "- idle pick-up with LISTEN/NOTIFY: p50 %.1f ms [< 5], p99 %.1f ms [< 25]%n", p50,
+                results.best(PICKUP_NOTIFY_P99, "workrow").orElse(Double.NaN)));
+        results.best(HEAP_SLEEP, "workrow").ifPresent(heap -> System.out.printf(Locale.ROOT,
+                "- heap at concurrency 64 (one JVM, 5 ms handlers): ran in -Xmx256m, %.0f MB live after the drain [< 256]%n",
+                heap));
+    }
+
+    private void record(Row row, String column, double value) {
+        results.add(row, column, value);
+    }
+
+    private static String column(Contender contender, int processes) {
+        return contender.drainProcesses().size() > 1 && processes > 1
+                ? contender.name() + " ×" + processes : contender.name();
+    }
+
+    /** Settles the table statistics and dead rows left by the previous measurement. */
+    private void vacuum() {
+        database.jdbc().execute("VACUUM ANALYZE");
+        database.jdbc().execute("CHECKPOINT");
+    }
+
+    private int intOption(String name, int fallback) {
+        return Integer.parseInt(options.getOrDefault(name, Integer.toString(fallback)));
+    }
+
+    private static void recreateDatabase(String adminUrl, String user) throws Exception {
+        try (Connection connection = DriverManager.getConnection(adminUrl, user, "");
+                Statement statement = connection.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS " + DATABASE + " WITH (FORCE)");
+            statement.execute("CREATE DATABASE " + DATABASE);
+        }
+    }
+
+    private static Map<String, String> parse(String[] args) {
+        Map<String, String> options = new HashMap<>();
+        for (String arg : args) {
+            int equals = arg.indexOf('=');
+            if (!arg.startsWith("--") || equals < 0) {
+                throw new IllegalArgumentException("Arguments are --name=value, was " + arg);
+            }
+            options.put(arg.substring(2, equals), arg.substring(equals + 1));
+        }
+        return options;
+    }
+}

@@ -1,0 +1,132 @@
+package io.workrow.queue.benchmark.compare;
+
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.migration.WorkrowMigrations;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.SqlIdentifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Workrow: enqueues through {@link JdbcJobQueue} in this JVM, drains with
+ * {@link WorkrowWorkerApplication} JVMs started on the starter.
+ */
+final class WorkrowContender implements Contender {
+
+    static final SqlIdentifier SCHEMA = SqlIdentifier.of("schema", "workrow_compare");
+    static final String QUEUE = "bench";
+
+    private final BenchDatabase database;
+    private final int batchSize;
+    private JobStore store;
+    private JdbcJobQueue jobQueue;
+
+    WorkrowContender(BenchDatabase database, int batchSize) {
+        this.database = database;
+        this.batchSize = batchSize;
+    }
+
+    @Override
+    public String name() {
+        return "workrow";
+    }
+
+    JobStore store() {
+        return store;
+    }
+
+    @Override
+    public void prepare() {
+        new WorkrowMigrations(database.dataSource(), SCHEMA).migrate();
+        store = new JobStore(database.dataSource(), SCHEMA);
+        jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
+    }
+
+    @Override
+    public void empty() {
+        database.jdbc().execute("TRUNCATE " + SCHEMA.quoted() + ".workrow_job");
+    }
+
+    @Override
+    public double enqueueSingle(int jobs, int producers) {
+        return Load.concurrently(jobs, producers, n -> jobQueue.enqueue(QUEUE, new Tick(n, WorkerProtocol.nowMillis())));
+    }
+
+    @Override
+    public double enqueueBulk(int jobs, int chunk) {
+        return Load.inChunks(jobs, chunk, (first, last) -> {
+            double t = WorkerProtocol.nowMillis();
+            List<JobRequest> requests = new ArrayList<>(last - first);
+            for (int n = first; n < last; n++) {
+                requests.add(JobRequest.of(QUEUE, new Tick(n, t)));
+            }
+            jobQueue.enqueueAll(requests);
+        });
+    }
+
+    @Override
+    public List<Integer> drainProcesses() {
+        return List.of(1, 2);
+    }
+
+    @Override
+    public List<WorkerProcess> startDrainWorkers(Handler handler, int processes) {
+        // No-op: 32 handlers and claims of up to 100 per JVM. Five-millisecond handlers: 64 in all.
+        int concurrency = handler == Handler.NO_OP ? 32 : 64 / processes;
+        List<WorkerProcess> workers = new ArrayList<>();
+        for (int i = 0; i < processes; i++) {
+            workers.add(start("workrow-" + handler.argument + "-" + (i + 1) + "of" + processes, handler,
+                    concurrency, true, Duration.ofSeconds(1)));
+        }
+        return workers;
+    }
+
+    @Override
+    public List<Pickup> pickups() {
+        return List.of(Pickup.LISTEN_NOTIFY, Pickup.POLL);
+    }
+
+    @Override
+    public WorkerProcess startIdleWorker(Pickup pickup) {
+        boolean listen = pickup == Pickup.LISTEN_NOTIFY;
+        return start("workrow-idle-" + pickup, Handler.NO_OP, 32, listen,
+                listen ? Duration.ofSeconds(1) : Duration.ofMillis(100));
+    }
+
+    @Override
+    public void trickle(int jobs, Duration interval) {
+        Load.paced(jobs, interval, n -> jobQueue.enqueue(QUEUE, new Tick(n, WorkerProtocol.nowMillis())));
+    }
+
+    @Override
+    public long unfinished() {
+        return database.count("SELECT count(*) FROM " + SCHEMA.quoted()
+                + ".workrow_job WHERE status IN ('pending', 'running')");
+    }
+
+    @Override
+    public String configuration() {
+        return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
+                + "concurrency 32, batch " + batchSize + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
+                + "1 s safety poll, poll-only every 100 ms; finished jobs kept as rows with status completed";
+    }
+
+    private WorkerProcess start(String name, Handler handler, int concurrency, boolean listen, Duration pollInterval) {
+        String queue = "--workrow.queues." + QUEUE;
+        return WorkerProcess.start(name, database.javaCommand(WorkrowWorkerApplication.class.getName(), List.of(
+                "--spring.main.banner-mode=off",
+                "--logging.level.root=WARN",
+                "--spring.datasource.url=" + database.jdbcUrl(),
+                "--spring.datasource.username=" + database.user(),
+                "--spring.datasource.hikari.maximum-pool-size=16",
+                "--workrow.schema=" + SCHEMA.name(),
+                "--workrow.listen-notify=" + listen,
+                "--workrow.poll-interval=" + pollInterval.toMillis() + "ms",
+                queue + ".concurrency=" + concurrency,
+                queue + ".batch-size=" + batchSize,
+                "--bench.handler=" + handler.argument)), java.util.Map.of(), database.logDirectory());
+    }
+}
