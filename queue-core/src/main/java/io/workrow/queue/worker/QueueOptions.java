@@ -21,9 +21,12 @@ import java.util.Locale;
  * @param breaker the queue's circuit breaker, or {@code null} for none
  * @param ordering whether jobs with one partition key run one at a time in enqueue order
  * @param fairness how the queue's work is shared among fairness keys; not with ordering
+ * @param prefetch most jobs claimed ahead of free handler slots, waiting in the runtime to start
+ *     (their leases renewed; handed back unstarted at shutdown), so the next claim's round trip
+ *     overlaps running handlers; zero claims only for free slots
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
-        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness) {
+        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -31,6 +34,8 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     public static final int DEFAULT_BATCH_SIZE = 16;
     /** Default lease. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
+    /** Default most jobs claimed ahead of free slots. */
+    public static final int DEFAULT_PREFETCH = 0;
     /** The shortest lease: renewals run every third of it, and must not flood the database. */
     public static final Duration MIN_LEASE = Duration.ofSeconds(1);
 
@@ -48,6 +53,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
             Settings.requirePositive("timeout", timeout);
         }
         Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
+        Settings.requireAtLeast("prefetch", 0, prefetch);
         if (ordering == null) {
             throw new IllegalArgumentException("ordering must be set (KeyOrdering.NONE for none)");
         }
@@ -61,11 +67,11 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         }
     }
 
-    /** Without fair queuing. */
+    /** Without fair queuing, with the default prefetch. */
     public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
             int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
         this(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                FairnessOptions.NONE);
+                FairnessOptions.NONE, DEFAULT_PREFETCH);
     }
 
     /** Without a handler timeout, a lease expiry limit or a breaker. */
@@ -85,28 +91,28 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
 
     public QueueOptions withConcurrency(int concurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     public QueueOptions withLease(Duration lease) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     /**
@@ -115,24 +121,30 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
     public QueueOptions withBreaker(BreakerOptions breaker) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     /** Runs jobs with one partition key one at a time, in enqueue order; {@link KeyOrdering#NONE} for none. */
     public QueueOptions withOrdering(KeyOrdering ordering) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
     }
 
     /** Shares the queue's work among fairness keys; {@link FairnessOptions#NONE} for none. */
     public QueueOptions withFairness(FairnessOptions fairness) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness);
+                fairness, prefetch);
+    }
+
+    /** Claims up to {@code prefetch} jobs ahead of free handler slots; zero for none. */
+    public QueueOptions withPrefetch(int prefetch) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness, prefetch);
     }
 }

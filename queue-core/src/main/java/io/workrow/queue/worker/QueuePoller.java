@@ -4,6 +4,7 @@ import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimedJob;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -11,9 +12,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Claims jobs for one queue: as many as it has free handler slots (at most a batch) in one
- * statement, then hands each to a handler thread. When the queue has nothing due it waits for a
- * wake-up (an insert notification, a freed slot) or the poll interval, whichever comes first.
+ * Claims jobs for one queue: as many as it has room for (at most a batch) in one statement, and
+ * puts them in line for the handler threads. Room is the free handler slots plus the queue's
+ * prefetch: with a prefetch, jobs claimed ahead wait in line (their leases renewed like running
+ * ones) while the next claim's round trip overlaps the handlers, and a handler that finishes takes
+ * the next job in line on the same thread. When the queue has nothing due the poller waits for a
+ * wake-up (an insert notification, freed room) or the poll interval, whichever comes first. At
+ * stop, jobs still in line go back unstarted.
  */
 final class QueuePoller implements Runnable {
 
@@ -41,11 +46,16 @@ final class QueuePoller implements Runnable {
     private final QueueMetrics metrics;
     private final ExecutorService handlerThreads;
     private final Duration pollInterval;
+    /** Handlers running: one permit per handler slot. */
     private final Semaphore slots;
+    /** Jobs held, in line or running: one permit per slot plus the prefetch. */
+    private final Semaphore room;
+    /** Claimed jobs waiting for a handler slot, in claim order. */
+    private final ConcurrentLinkedQueue<RunningJob> inLine = new ConcurrentLinkedQueue<>();
     private final Wakeup wakeup = new Wakeup();
     private volatile boolean running = true;
-    /** Free slots that wake the waiting poller; 0 when it is not waiting for slots. */
-    private volatile int wakeAtFreeSlots;
+    /** Free room that wakes the waiting poller; 0 when it is not waiting for room. */
+    private volatile int wakeAtFreeRoom;
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
@@ -60,6 +70,7 @@ final class QueuePoller implements Runnable {
         this.handlerThreads = handlerThreads;
         this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
+        this.room = new Semaphore(registration.options().concurrency() + registration.options().prefetch());
     }
 
     String queue() {
@@ -79,6 +90,9 @@ final class QueuePoller implements Runnable {
         if (options.breaker() != null) {
             text.append(" breaker");
         }
+        if (options.prefetch() > 0) {
+            text.append(" prefetch ").append(options.prefetch());
+        }
         return text.toString();
     }
 
@@ -96,7 +110,7 @@ final class QueuePoller implements Runnable {
     @Override
     public void run() {
         QueueOptions options = registration.options();
-        int fullClaim = Math.min(options.batchSize(), options.concurrency());
+        int fullClaim = Math.min(options.batchSize(), options.concurrency() + options.prefetch());
         boolean busy = false;
         long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
         while (running) {
@@ -111,17 +125,18 @@ final class QueuePoller implements Runnable {
                 errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
             }
         }
+        handBackInLine();
     }
 
-    /** One claim, when slots are free; returns whether the queue looked busy (a full claim came back). */
+    /** One claim, when there is room; returns whether the queue looked busy (a full claim came back). */
     private boolean pollOnce(QueueOptions options, int fullClaim, boolean busy) {
-        if (!awaitFreeSlots(1, pollInterval)) {
+        if (!awaitRoom(1, pollInterval)) {
             return busy;
         }
         if (busy) {
-            awaitFreeSlots(fullClaim, GATHER_DELAY);
+            awaitRoom(fullClaim, GATHER_DELAY);
         }
-        int wanted = Math.min(slots.availablePermits(), options.batchSize());
+        int wanted = Math.min(room.availablePermits(), options.batchSize());
         if (wanted == 0 || !running) {
             return busy;
         }
@@ -131,10 +146,14 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         List<ClaimedJob> claimed = claim(wanted);
-        // Dispatch before anything else can throw: a claimed job must reach a handler or be released.
+        // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedJob job : claimed) {
-            dispatch(job);
+            RunningJob held = new RunningJob(job, registration);
+            room.acquireUninterruptibly();
+            inFlight.add(held);
+            inLine.add(held);
         }
+        startHandlers();
         metrics.claimed(queue(), claimed.size());
         boolean full = claimed.size() == wanted;
         if (!full && running) {
@@ -171,45 +190,75 @@ final class QueuePoller implements Runnable {
     }
 
     /**
-     * Waits up to {@code timeout} until at least {@code wanted} handler slots are free; returns
-     * whether any slot is free (a stop or notification may end the wait early).
+     * Waits up to {@code timeout} until there is room for at least {@code wanted} jobs; returns
+     * whether there is room for any (a stop or notification may end the wait early).
      */
-    private boolean awaitFreeSlots(int wanted, Duration timeout) {
-        if (slots.availablePermits() >= wanted) {
+    private boolean awaitRoom(int wanted, Duration timeout) {
+        if (room.availablePermits() >= wanted) {
             return true;
         }
-        // Publish first, then check: a slot freed in between is either seen here or signals us.
-        wakeAtFreeSlots = wanted;
+        // Publish first, then check: room freed in between is either seen here or signals us.
+        wakeAtFreeRoom = wanted;
         try {
-            if (slots.availablePermits() < wanted) {
+            if (room.availablePermits() < wanted) {
                 wakeup.await(timeout);
             }
-            return slots.availablePermits() > 0;
+            return room.availablePermits() > 0;
         } finally {
-            wakeAtFreeSlots = 0;
+            wakeAtFreeRoom = 0;
         }
     }
 
-    private void dispatch(ClaimedJob job) {
-        RunningJob running = new RunningJob(job, registration);
-        slots.acquireUninterruptibly();
-        inFlight.add(running);
+    /** Starts a handler thread for each free slot while jobs wait in line. */
+    private void startHandlers() {
+        while (!inLine.isEmpty() && slots.tryAcquire()) {
+            try {
+                handlerThreads.execute(this::runInLine);
+            } catch (RejectedExecutionException e) {
+                // Shutting down: the poller hands back what is still in line.
+                slots.release();
+                return;
+            }
+        }
+    }
+
+    /** A handler thread's work: the jobs in line, one after another, until the line is empty. */
+    private void runInLine() {
         try {
-            handlerThreads.execute(() -> {
+            for (RunningJob job = nextInLine(); job != null; job = nextInLine()) {
                 try {
-                    executor.run(running);
+                    executor.run(job);
                 } finally {
-                    slots.release();
-                    int wake = wakeAtFreeSlots;
-                    if (wake > 0 && slots.availablePermits() >= wake) {
-                        wakeup.signal();
-                    }
+                    freeRoom();
                 }
-            });
-        } catch (RejectedExecutionException e) {
-            // Shutting down between claim and dispatch: hand the job back with its attempt.
+            }
+        } finally {
             slots.release();
-            writer.accept(JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
+            // A job lined up while this thread was leaving, with every slot taken, must not wait
+            // for the next claim: look again now that this slot is free.
+            if (!inLine.isEmpty()) {
+                startHandlers();
+            }
+        }
+    }
+
+    private RunningJob nextInLine() {
+        return running ? inLine.poll() : null;
+    }
+
+    private void freeRoom() {
+        room.release();
+        int wake = wakeAtFreeRoom;
+        if (wake > 0 && room.availablePermits() >= wake) {
+            wakeup.signal();
+        }
+    }
+
+    /** At stop: jobs still in line go back to pending with their attempt, never having started. */
+    private void handBackInLine() {
+        for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
+            room.release();
+            writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
     }
 }

@@ -345,8 +345,8 @@ public final class WorkerRuntime implements AutoCloseable {
         public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
         /** Default time running handlers get to finish at shutdown. */
         public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
-        /** Default most jobs completed by one statement. */
-        public static final int DEFAULT_COMPLETION_BATCH_SIZE = 100;
+        /** Default most outcomes written by one statement: a batch is whatever arrived during the last write, up to this. */
+        public static final int DEFAULT_COMPLETION_BATCH_SIZE = 500;
         /** Default longest a success waits to be batched with others. */
         public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(2);
         /** Default interval of the worker heartbeat that ordered queues share buckets by. */

@@ -299,8 +299,19 @@ public class WorkrowProperties {
         /** Most handlers of one queue running at once in this application. */
         private int concurrency = 8;
 
-        /** Most jobs claimed by one statement (fewer when fewer handler slots are free). */
+        /** Most jobs claimed by one statement (fewer when there is less room: free handler slots plus the prefetch). */
         private int batchSize = 16;
+
+        /** Most jobs claimed ahead of free handler slots, waiting in this application to start (leases renewed, handed back unstarted at shutdown); 0 claims only for free slots. */
+        private int prefetch = 0;
+
+        public int getPrefetch() {
+            return prefetch;
+        }
+
+        public void setPrefetch(int prefetch) {
+            this.prefetch = prefetch;
+        }
 
         /** Attempts a job gets before it is dead, unless the enqueue request says otherwise. */
         private int maxAttempts = 5;
@@ -414,6 +425,17 @@ public class WorkrowProperties {
 
         /** Most jobs of this queue claimed by one statement. */
         private Integer batchSize;
+
+        /** Most jobs of this queue claimed ahead of free handler slots. */
+        private Integer prefetch;
+
+        public Integer getPrefetch() {
+            return prefetch;
+        }
+
+        public void setPrefetch(Integer prefetch) {
+            this.prefetch = prefetch;
+        }
 
         /** Attempts a job of this queue gets before it is dead. */
         private Integer maxAttempts;

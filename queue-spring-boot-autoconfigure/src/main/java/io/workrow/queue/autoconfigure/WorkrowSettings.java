@@ -61,7 +61,7 @@ public final class WorkrowSettings {
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
                 backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null,
-                KeyOrdering.NONE, FairnessOptions.NONE);
+                KeyOrdering.NONE, FairnessOptions.NONE, given.getPrefetch());
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -172,11 +172,13 @@ public final class WorkrowSettings {
     /** One queue's resolved settings; {@code prefix} names them in errors. */
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
-            Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness) {
+            Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness,
+            int prefetch) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
             atLeast(prefix + ".batch-size", 1, batchSize);
+            atLeast(prefix + ".prefetch", 0, prefetch);
             atLeast(prefix + ".max-attempts", 1, maxAttempts);
             String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
             positive(leaseKey, lease);
@@ -214,7 +216,7 @@ public final class WorkrowSettings {
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
                     or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
                     or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()),
-                    ordering(queue), fairness(queuePrefix, queue));
+                    ordering(queue), fairness(queuePrefix, queue), or(queue.getPrefetch(), prefetch));
         }
 
         private static FairnessOptions fairness(String queuePrefix, WorkrowProperties.Queue queue) {
@@ -251,7 +253,7 @@ public final class WorkrowSettings {
 
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
-                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness);
+                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness, prefetch);
         }
 
         private static <T> T or(T value, T fallback) {

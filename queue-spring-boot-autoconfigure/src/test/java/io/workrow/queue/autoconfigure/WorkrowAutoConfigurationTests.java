@@ -133,6 +133,8 @@ class WorkrowAutoConfigurationTests {
     @CsvSource(delimiter = '|', value = {
             "workrow.queues.send-receipt.concurrency=0        | workrow.queues.send-receipt.concurrency     | 0",
             "workrow.queues.send-receipt.batch-size=-1        | workrow.queues.send-receipt.batch-size      | -1",
+            "workrow.queues.send-receipt.prefetch=-1          | workrow.queues.send-receipt.prefetch        | -1",
+            "workrow.defaults.prefetch=-3                     | workrow.defaults.prefetch                   | -3",
             "workrow.queues.send-receipt.max-attempts=0       | workrow.queues.send-receipt.max-attempts    | 0",
             "workrow.queues.send-receipt.lease=-5s            | workrow.queues.send-receipt.lease           | PT-5S",
             "workrow.queues.send-receipt.backoff.multiplier=0.5 | workrow.queues.send-receipt.backoff.multiplier | 0.5",
@@ -213,11 +215,14 @@ class WorkrowAutoConfigurationTests {
     @Test
     void queueSettingsOverrideDefaultsKeyByKey() {
         withDatabase().withPropertyValues("workrow.defaults.concurrency=3", "workrow.queues.fast.batch-size=50",
-                "workrow.queues.fast.backoff.initial=5s", "workrow.lease=2m").run(context -> {
+                "workrow.queues.fast.backoff.initial=5s", "workrow.lease=2m", "workrow.defaults.prefetch=10",
+                "workrow.queues.fast.prefetch=100").run(context -> {
             WorkrowSettings settings = context.getBean(WorkrowSettings.class);
             QueueOptions fast = settings.queueOptions("fast");
             assertThat(fast.concurrency()).isEqualTo(3);
             assertThat(fast.batchSize()).isEqualTo(50);
+            assertThat(fast.prefetch()).isEqualTo(100);
+            assertThat(settings.queueOptions("other").prefetch()).isEqualTo(10);
             assertThat(fast.lease()).hasMinutes(2);
             assertThat(fast.backoff().initial()).hasSeconds(5);
             assertThat(fast.backoff().multiplier()).isEqualTo(2.0);
