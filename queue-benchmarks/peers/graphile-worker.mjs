@@ -30,7 +30,7 @@ if (mode === 'setup') {
       },
     },
   });
-  untilStdinCloses(() => runner.stop(), recorder.report);
+  untilStdinCloses(() => runner.stop(), recorder);
 } else {
   const utils = await makeWorkerUtils({ connectionString, maxPoolSize: 10 });
   const addOne = (payload) => utils.addJob('bench', payload);

@@ -31,7 +31,7 @@ if (mode === 'setup') {
   for (let i = 0; i < loops; i++) {
     await boss.work('bench', { batchSize, pollingIntervalSeconds: pollSeconds }, runBatch);
   }
-  untilStdinCloses(() => boss.stop({ graceful: true, wait: true, timeout: 10000 }), recorder.report);
+  untilStdinCloses(() => boss.stop({ graceful: true, wait: true, timeout: 10000 }), recorder);
 } else {
   const sendOne = (data) => boss.send('bench', data);
   if (mode === 'enqueue-single') {

@@ -1,7 +1,9 @@
 // The worker protocol every contender's process speaks to CompareBenchmark, on stdout:
 //   READY                        the workers are started
 //   FIRST <epoch ms>             the first handler started
-//   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=..   when stdin closes; then the process exits
+//   MARK cpuMs=..                its CPU time since then, whenever stdin sends the line MARK
+//   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..   when stdin closes; then the process exits
+//                                (cpuMs: the process's CPU time from its first handler start on)
 // Payloads are {n, t}: t is the enqueue time in epoch milliseconds, so a handler knows its pick-up delay.
 import { readFileSync } from 'node:fs';
 
@@ -11,10 +13,13 @@ export const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, mi
 export function handlerRecorder(mode) {
   const delays = [];
   let first = true;
+  let cpuAtFirst = 0;
   const handle = async (payload) => {
     const started = nowMillis();
     if (first) {
       first = false;
+      const cpu = process.cpuUsage();
+      cpuAtFirst = cpu.user + cpu.system;
       console.log(`FIRST ${started}`);
     }
     delays.push(started - payload.t);
@@ -22,24 +27,40 @@ export function handlerRecorder(mode) {
       await sleep(5);
     }
   };
+  const cpuSinceFirst = () => {
+    if (!delays.length) {
+      return 0;
+    }
+    const cpu = process.cpuUsage();
+    return (cpu.user + cpu.system - cpuAtFirst) / 1000;
+  };
+  const mark = () => console.log(`MARK cpuMs=${cpuSinceFirst().toFixed(0)}`);
   const report = () => {
     const sorted = Float64Array.from(delays).sort();
     const at = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : 0);
     const rss = /VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
     const heapMb = process.memoryUsage().heapUsed / 1048576;
+    const cpuMs = cpuSinceFirst();
     console.log(`STATS handled=${delays.length} p50=${at(0.5).toFixed(2)} p99=${at(0.99).toFixed(2)} `
-      + `heapMb=${heapMb.toFixed(1)} rssMb=${(Number(rss[1]) / 1024).toFixed(1)}`);
+      + `heapMb=${heapMb.toFixed(1)} rssMb=${(Number(rss[1]) / 1024).toFixed(1)} cpuMs=${cpuMs.toFixed(0)}`);
   };
-  return { handle, report };
+  return { handle, mark, report };
 }
 
-/** Runs until stdin closes, then reports and stops. */
-export function untilStdinCloses(stop, report) {
+/** Runs until stdin closes, answering MARK lines; then reports and stops. */
+export function untilStdinCloses(stop, recorder) {
   console.log('READY');
-  process.stdin.resume();
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk) => {
+    for (const line of chunk.split('\n')) {
+      if (line.trim() === 'MARK') {
+        recorder.mark();
+      }
+    }
+  });
   process.stdin.on('end', async () => {
+    recorder.report();
     await stop();
-    report();
     process.exit(0);
   });
 }

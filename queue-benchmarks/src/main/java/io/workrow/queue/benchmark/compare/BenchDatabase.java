@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -14,6 +15,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * URL for the JVMs, a {@code postgres://} URL for the Node peers, this JVM's classpath.
  */
 record BenchDatabase(String jdbcUrl, String user, HikariDataSource dataSource, Path logDirectory) {
+
+    private static final AtomicInteger PROCESSES = new AtomicInteger();
 
     static BenchDatabase open(String jdbcUrl, String user, Path logDirectory) {
         HikariConfig config = new HikariConfig();
@@ -38,11 +41,22 @@ record BenchDatabase(String jdbcUrl, String user, HikariDataSource dataSource, P
         return Map.of("BENCH_DATABASE_URL", "postgres://" + user + "@" + uri.getHost() + ":" + uri.getPort() + uri.getPath());
     }
 
-    /** {@code java -Xmx256m -cp <this classpath> <main> <arguments>}. */
+    /**
+     * {@code java -Xmx256m [$BENCH_WORKER_JVM_OPTS] -cp <this classpath> <main> <arguments>}; the
+     * environment variable adds options to every worker JVM, a flight recording for instance, with
+     * each {@code %n} replaced by the process's number in this run (a file of its own each).
+     */
     List<String> javaCommand(String mainClass, List<String> arguments) {
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"), "-Xmx256m",
-                "-cp", System.getProperty("java.class.path"), mainClass));
+        List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-Xmx256m"));
+        String extra = System.getenv("BENCH_WORKER_JVM_OPTS");
+        if (extra != null && !extra.isBlank()) {
+            String number = Integer.toString(PROCESSES.incrementAndGet());
+            for (String option : extra.trim().split("\\s+")) {
+                command.add(option.replace("%n", number));
+            }
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(arguments);
         return command;
     }

@@ -29,8 +29,9 @@ public final class CompareBenchmark {
     private static final int CHUNK = 1000;
     private static final Duration TRICKLE_INTERVAL = Duration.ofMillis(20);
 
-    static final Row DRAIN_NO_OP = new Row("drain, no-op handler, jobs/s", true);
-    static final Row DRAIN_SLEEP = new Row("drain, 5 ms handler, concurrency 64 in all, jobs/s", true);
+    static final Row DRAIN_NO_OP = new Row("drain, no-op handler, warm, jobs/s", true);
+    static final Row DRAIN_NO_OP_COLD = new Row("drain, no-op handler, first jobs after start, jobs/s", true);
+    static final Row DRAIN_SLEEP = new Row("drain, 5 ms handler, concurrency 64 in all, warm, jobs/s", true);
     static final Row ENQUEUE_SINGLE = new Row("enqueue one per call, 8 callers, rows/s", true);
     static final Row ENQUEUE_BULK = new Row("enqueue 1,000 per call, rows/s", true);
     static final Row PICKUP_NOTIFY_P50 = new Row("idle pick-up p50, LISTEN/NOTIFY, ms", false);
@@ -39,6 +40,7 @@ public final class CompareBenchmark {
     static final Row PICKUP_POLL_P99 = new Row("idle pick-up p99, polling only, ms", false);
     static final Row HEAP_NO_OP = new Row("live heap after the no-op drain, MB per process", false);
     static final Row RSS_NO_OP = new Row("peak RSS in the no-op drain, MB per process", false);
+    static final Row CPU_NO_OP = new Row("worker CPU per 1,000 no-op jobs, warm, ms (all processes)", false);
     static final Row HEAP_SLEEP = new Row("live heap after the 5 ms drain, MB per process", false);
     static final Row RSS_SLEEP = new Row("peak RSS in the 5 ms drain, MB per process", false);
 
@@ -57,9 +59,9 @@ public final class CompareBenchmark {
         this.jobs = intOption("jobs", 100_000);
         this.sleepJobs = intOption("sleep-jobs", 50_000);
         this.batch = intOption("batch", 100);
-        this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
+        this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
                 PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
-                HEAP_NO_OP, RSS_NO_OP, HEAP_SLEEP, RSS_SLEEP), List.of("workrow", "workrow ×2"));
+                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP), List.of("workrow", "workrow ×2"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -78,7 +80,7 @@ public final class CompareBenchmark {
     }
 
     private void run() throws InterruptedException {
-        WorkrowContender workrow = new WorkrowContender(database, batch);
+        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", batch));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
@@ -120,15 +122,20 @@ public final class CompareBenchmark {
     }
 
     private void measure(Contender contender) throws InterruptedException {
+        // --drain-only=true: the no-op drain and the bulk enqueue, for trying one change quickly.
+        boolean drainOnly = Boolean.parseBoolean(options.getOrDefault("drain-only", "false"));
         contender.empty();
         vacuum();
-        record(ENQUEUE_SINGLE, contender.name(), contender.enqueueSingle(intOption("single-jobs", 10_000), PRODUCERS));
-        for (Handler handler : Handler.values()) {
+        if (!drainOnly) {
+            record(ENQUEUE_SINGLE, contender.name(), contender.enqueueSingle(intOption("single-jobs", 10_000), PRODUCERS));
+        }
+        for (Handler handler : drainOnly ? List.of(Handler.NO_OP) : List.of(Handler.values())) {
             for (int processes : contender.drainProcesses()) {
                 int count = handler == Handler.NO_OP ? jobs : sleepJobs;
                 contender.empty();
                 vacuum();
-                double bulk = contender.enqueueBulk(count, CHUNK);
+                // Twice the count: the first half warms the workers up, the second is measured.
+                double bulk = contender.enqueueBulk(2 * count, CHUNK);
                 if (handler == Handler.NO_OP && processes == contender.drainProcesses().get(0)) {
                     record(ENQUEUE_BULK, contender.name(), bulk);
                 }
@@ -136,7 +143,7 @@ public final class CompareBenchmark {
                 drain(contender, handler, processes, count);
             }
         }
-        for (Pickup pickup : contender.pickups()) {
+        for (Pickup pickup : drainOnly ? List.<Pickup>of() : contender.pickups()) {
             contender.empty();
             vacuum();
             pickup(contender, pickup);
@@ -144,12 +151,20 @@ public final class CompareBenchmark {
         contender.empty();
     }
 
+    /**
+     * Drains a backlog of {@code 2 × count} jobs: the first {@code count} from the workers' start
+     * (JIT compilation and all) give the cold rate, the last {@code count} the warm one, with the
+     * workers' CPU time over the warm part.
+     */
     private void drain(Contender contender, Handler handler, int processes, int count) throws InterruptedException {
         String column = column(contender, processes);
         List<WorkerProcess> workers = contender.startDrainWorkers(handler, processes);
         try {
             workers.forEach(worker -> worker.awaitReady(Duration.ofMinutes(2)));
-            awaitFinished(contender, Duration.ofMinutes(10));
+            awaitUnfinishedAtMost(contender, count, Duration.ofMinutes(10));
+            double half = WorkerProtocol.nowMillis();
+            double cpuAtHalf = workers.stream().mapToDouble(WorkerProcess::markCpu).sum();
+            awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(10));
             double end = WorkerProtocol.nowMillis();
             double start = workers.stream().map(WorkerProcess::firstStart)
                     .filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).min()
@@ -157,21 +172,29 @@ public final class CompareBenchmark {
             long handled = 0;
             double heap = 0;
             double rss = 0;
+            double cpu = 0;
             for (WorkerProcess worker : workers) {
                 WorkerReport report = worker.stop();
                 handled += report.handled();
+                cpu += report.cpuMillis();
                 heap = Math.max(heap, report.heapMb());
                 rss = Math.max(rss, report.rssMb());
             }
-            if (handled < count) {
-                throw new IllegalStateException(column + " handled " + handled + " of " + count + " jobs");
+            if (handled < 2L * count) {
+                throw new IllegalStateException(column + " handled " + handled + " of " + 2 * count + " jobs");
             }
-            double rate = count / ((end - start) / 1000);
-            System.out.printf("  %s, %s: %,d jobs in %.2f s, %,.0f jobs/s (handler runs %,d)%n", column,
-                    handler.argument, count, (end - start) / 1000, rate, handled);
-            record(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, rate);
+            double cold = count / ((half - start) / 1000);
+            double warm = count / ((end - half) / 1000);
+            System.out.printf("  %s, %s: first %,d jobs in %.2f s, %,.0f jobs/s; next %,d in %.2f s, %,.0f jobs/s "
+                    + "(handler runs %,d)%n", column, handler.argument, count, (half - start) / 1000, cold, count,
+                    (end - half) / 1000, warm, handled);
+            record(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, warm);
             record(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
             record(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
+            if (handler == Handler.NO_OP) {
+                record(DRAIN_NO_OP_COLD, column, cold);
+                record(CPU_NO_OP, column, (cpu - cpuAtHalf) / (count / 1000.0));
+            }
         } finally {
             workers.forEach(WorkerProcess::kill);
         }
@@ -185,7 +208,7 @@ public final class CompareBenchmark {
             TimeUnit.SECONDS.sleep(2);
             int count = intOption("latency-jobs", 300);
             contender.trickle(count, TRICKLE_INTERVAL);
-            awaitFinished(contender, Duration.ofMinutes(2));
+            awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(2));
             WorkerReport report = worker.stop();
             System.out.printf("  %s, idle pick-up by %s: p50 %.1f ms, p99 %.1f ms over %d jobs%n", contender.name(),
                     pickup, report.p50Millis(), report.p99Millis(), report.handled());
@@ -208,15 +231,16 @@ public final class CompareBenchmark {
         workrow.empty();
     }
 
-    /** Polls until the contender has nothing unfinished: every 50 ms, every 2 ms near the end. */
-    private static void awaitFinished(Contender contender, Duration timeout) throws InterruptedException {
+    /** Polls until the contender has at most {@code target} jobs unfinished: every 50 ms, every 2 ms near it. */
+    private static void awaitUnfinishedAtMost(Contender contender, long target, Duration timeout)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         long unfinished;
-        while ((unfinished = contender.unfinished()) > 0) {
+        while ((unfinished = contender.unfinished()) > target) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException(contender.name() + " still has " + unfinished + " jobs after " + timeout);
             }
-            TimeUnit.MILLISECONDS.sleep(unfinished > 2000 ? 50 : 2);
+            TimeUnit.MILLISECONDS.sleep(unfinished - target > 3000 ? 50 : 2);
         }
     }
 

@@ -27,6 +27,7 @@ final class WorkerProcess {
     private final AtomicReference<Double> firstStart = new AtomicReference<>();
     private final AtomicReference<String> stats = new AtomicReference<>();
     private final AtomicReference<String> rate = new AtomicReference<>();
+    private final java.util.concurrent.BlockingQueue<Double> marks = new java.util.concurrent.LinkedBlockingQueue<>();
 
     private WorkerProcess(String name, Process process, Path log) {
         this.name = name;
@@ -68,6 +69,24 @@ final class WorkerProcess {
     /** When this process's first handler started, in epoch milliseconds, if one has. */
     Double firstStart() {
         return firstStart.get();
+    }
+
+    /** Asks for the CPU time the process has used since its first job, in milliseconds. */
+    double markCpu() {
+        try {
+            process.getOutputStream().write("MARK\n".getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().flush();
+            Double cpu = marks.poll(30, TimeUnit.SECONDS);
+            if (cpu == null) {
+                throw new IllegalStateException(name + " did not answer MARK");
+            }
+            return cpu;
+        } catch (IOException e) {
+            throw new IllegalStateException(name + " is gone", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted waiting for " + name, e);
+        }
     }
 
     /** Closes standard input, the signal to report and stop, and returns the report. */
@@ -133,6 +152,8 @@ final class WorkerProcess {
                     firstStart.compareAndSet(null, Double.parseDouble(line.substring(6)));
                 } else if (line.startsWith("STATS ")) {
                     stats.set(line);
+                } else if (line.startsWith("MARK cpuMs=")) {
+                    marks.add(Double.parseDouble(line.substring("MARK cpuMs=".length())));
                 } else if (line.startsWith("RATE ")) {
                     rate.set(line.substring(5).trim());
                 } else {

@@ -1,8 +1,10 @@
 package io.workrow.queue.benchmark.compare;
 
+import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -17,9 +19,10 @@ import java.util.regex.Pattern;
 /**
  * The worker side of the protocol every contender's process speaks to {@link CompareBenchmark}
  * (the Node peers speak it from {@code peers/protocol.mjs}), one line each on standard output:
- * {@code READY} once its workers run, {@code FIRST <epoch ms>} when the first handler starts, and,
- * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=..} before it
- * exits. Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
+ * {@code READY} once its workers run, {@code FIRST <epoch ms>} when the first handler starts,
+ * {@code MARK cpuMs=..} (its CPU time since then) whenever standard input sends {@code MARK}, and,
+ * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..}
+ * before it exits ({@code cpuMs}: the process's CPU time from its first handler start until then). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
  */
 public final class WorkerProtocol {
 
@@ -30,6 +33,7 @@ public final class WorkerProtocol {
     private final AtomicBoolean first = new AtomicBoolean(true);
     private final AtomicInteger handled = new AtomicInteger();
     private final double[] delays = new double[MAX_RECORDED];
+    private volatile long cpuAtFirstNanos;
 
     /** {@code handler} is {@code noop} or {@code sleep} (5 ms per job). */
     public WorkerProtocol(String handler) {
@@ -48,6 +52,7 @@ public final class WorkerProtocol {
     public void handle(double enqueuedAtMillis) {
         double started = nowMillis();
         if (first.compareAndSet(true, false)) {
+            cpuAtFirstNanos = cpuNanos();
             System.out.println("FIRST " + started);
         }
         int index = handled.getAndIncrement();
@@ -66,9 +71,11 @@ public final class WorkerProtocol {
     /** Prints READY, then waits for standard input to close: reports, runs {@code stop} and exits. */
     public void runUntilStdinCloses(Runnable stop) {
         System.out.println("READY");
-        try (InputStream in = System.in) {
-            while (in.read() >= 0) {
-                // The orchestrator sends nothing; closing the stream is the signal.
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            for (String line = in.readLine(); line != null; line = in.readLine()) {
+                if (line.equals("MARK")) {
+                    System.out.println(String.format(Locale.ROOT, "MARK cpuMs=%.0f", cpuSinceFirstMillis()));
+                }
             }
         } catch (IOException e) {
             // A broken pipe means the orchestrator is gone: stop all the same.
@@ -82,11 +89,20 @@ public final class WorkerProtocol {
         int count = handled.get();
         double[] sorted = Arrays.copyOf(delays, Math.min(count, MAX_RECORDED));
         Arrays.sort(sorted);
+        double cpuMillis = cpuSinceFirstMillis();
         System.gc();
         double heapMb = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1048576.0;
-        System.out.println(String.format(Locale.ROOT, "STATS handled=%d p50=%.2f p99=%.2f heapMb=%.1f rssMb=%.1f",
-                count, quantile(sorted, 0.50), quantile(sorted, 0.99), heapMb, peakRssMb()));
+        System.out.println(String.format(Locale.ROOT, "STATS handled=%d p50=%.2f p99=%.2f heapMb=%.1f rssMb=%.1f cpuMs=%.0f",
+                count, quantile(sorted, 0.50), quantile(sorted, 0.99), heapMb, peakRssMb(), cpuMillis));
         System.out.flush();
+    }
+
+    private double cpuSinceFirstMillis() {
+        return handled.get() == 0 ? 0 : (cpuNanos() - cpuAtFirstNanos) / 1e6;
+    }
+
+    private static long cpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
     }
 
     private static double quantile(double[] sorted, double q) {

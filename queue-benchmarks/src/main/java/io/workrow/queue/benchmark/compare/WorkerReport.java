@@ -3,8 +3,11 @@ package io.workrow.queue.benchmark.compare;
 import java.util.HashMap;
 import java.util.Map;
 
-/** What a worker process reported as it stopped: jobs handled, pick-up delay, live heap and peak RSS. */
-record WorkerReport(long handled, double p50Millis, double p99Millis, double heapMb, double rssMb) {
+/**
+ * What a worker process reported as it stopped: jobs handled, pick-up delay, live heap, peak RSS,
+ * and the CPU time it used from its first job on.
+ */
+record WorkerReport(long handled, double p50Millis, double p99Millis, double heapMb, double rssMb, double cpuMillis) {
 
     static WorkerReport parse(String statsLine) {
         Map<String, String> fields = new HashMap<>();
@@ -14,6 +17,6 @@ record WorkerReport(long handled, double p50Millis, double p99Millis, double hea
         }
         return new WorkerReport(Long.parseLong(fields.get("handled")), Double.parseDouble(fields.get("p50")),
                 Double.parseDouble(fields.get("p99")), Double.parseDouble(fields.get("heapMb")),
-                Double.parseDouble(fields.get("rssMb")));
+                Double.parseDouble(fields.get("rssMb")), Double.parseDouble(fields.get("cpuMs")));
     }
 }

@@ -21,12 +21,14 @@ final class WorkrowContender implements Contender {
 
     private final BenchDatabase database;
     private final int batchSize;
+    private final int prefetch;
     private JobStore store;
     private JdbcJobQueue jobQueue;
 
-    WorkrowContender(BenchDatabase database, int batchSize) {
+    WorkrowContender(BenchDatabase database, int batchSize, int prefetch) {
         this.database = database;
         this.batchSize = batchSize;
+        this.prefetch = prefetch;
     }
 
     @Override
@@ -110,7 +112,7 @@ final class WorkrowContender implements Contender {
     @Override
     public String configuration() {
         return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
-                + "concurrency 32, batch " + batchSize + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
+                + "concurrency 32, batch " + batchSize + ", prefetch " + prefetch + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
                 + "1 s safety poll, poll-only every 100 ms; finished jobs kept as rows with status completed";
     }
 
@@ -127,6 +129,7 @@ final class WorkrowContender implements Contender {
                 "--workrow.poll-interval=" + pollInterval.toMillis() + "ms",
                 queue + ".concurrency=" + concurrency,
                 queue + ".batch-size=" + batchSize,
+                queue + ".prefetch=" + prefetch,
                 "--bench.handler=" + handler.argument)), java.util.Map.of(), database.logDirectory());
     }
 }
