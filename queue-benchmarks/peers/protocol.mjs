@@ -1,7 +1,8 @@
 // The worker protocol every contender's process speaks to CompareBenchmark, on stdout:
 //   READY                        the workers are started
 //   FIRST <epoch ms>             the first handler started
-//   MARK cpuMs=..                its CPU time since then, whenever stdin sends the line MARK
+//   MARK cpuMs=..                its CPU time since then, whenever stdin sends the line MARK;
+//                                STATS' p50/p99 count only the jobs started after the last MARK
 //   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..   when stdin closes; then the process exits
 //                                (cpuMs: the process's CPU time from its first handler start on)
 // Payloads are {n, t}: t is the enqueue time in epoch milliseconds, so a handler knows its pick-up delay.
@@ -14,6 +15,7 @@ export function handlerRecorder(mode) {
   const delays = [];
   let first = true;
   let cpuAtFirst = 0;
+  let delaysFrom = 0; // jobs before the last MARK were a warm-up: their delays are not reported
   const handle = async (payload) => {
     const started = nowMillis();
     if (first) {
@@ -34,9 +36,12 @@ export function handlerRecorder(mode) {
     const cpu = process.cpuUsage();
     return (cpu.user + cpu.system - cpuAtFirst) / 1000;
   };
-  const mark = () => console.log(`MARK cpuMs=${cpuSinceFirst().toFixed(0)}`);
+  const mark = () => {
+    delaysFrom = delays.length;
+    console.log(`MARK cpuMs=${cpuSinceFirst().toFixed(0)}`);
+  };
   const report = () => {
-    const sorted = Float64Array.from(delays).sort();
+    const sorted = Float64Array.from(delays.slice(delaysFrom)).sort();
     const at = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : 0);
     const rss = /VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
     const heapMb = process.memoryUsage().heapUsed / 1048576;

@@ -38,6 +38,8 @@ public final class CompareBenchmark {
     static final Row PICKUP_NOTIFY_P99 = new Row("idle pick-up p99, LISTEN/NOTIFY, ms", false);
     static final Row PICKUP_POLL_P50 = new Row("idle pick-up p50, polling only, ms", false);
     static final Row PICKUP_POLL_P99 = new Row("idle pick-up p99, polling only, ms", false);
+    static final Row DRAIN_SMALL_HISTORY = new Row("drain, no-op, warm, beside 10^5 finished jobs, jobs/s", true);
+    static final Row DRAIN_LARGE_HISTORY = new Row("drain, no-op, warm, beside --retained finished jobs, jobs/s", true);
     static final Row HEAP_NO_OP = new Row("live heap after the no-op drain, MB per process", false);
     static final Row RSS_NO_OP = new Row("peak RSS in the no-op drain, MB per process", false);
     static final Row CPU_NO_OP = new Row("worker CPU per 1,000 no-op jobs, warm, ms (all processes)", false);
@@ -58,10 +60,11 @@ public final class CompareBenchmark {
         this.options = options;
         this.jobs = intOption("jobs", 100_000);
         this.sleepJobs = intOption("sleep-jobs", 50_000);
-        this.batch = intOption("batch", 100);
+        this.batch = intOption("batch", 500);
         this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
                 PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
-                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP), List.of("workrow", "workrow ×2"));
+                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP,
+                DRAIN_SMALL_HISTORY, DRAIN_LARGE_HISTORY), List.of("workrow", "workrow ×2"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -80,7 +83,7 @@ public final class CompareBenchmark {
     }
 
     private void run() throws InterruptedException {
-        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", batch));
+        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", 2 * batch));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
@@ -109,6 +112,10 @@ public final class CompareBenchmark {
             if (contenders.contains(workrow)) {
                 measureRawLimit(workrow);
             }
+        }
+        long retained = Long.parseLong(options.getOrDefault("retained", "0"));
+        if (retained > 0 && contenders.contains(workrow)) {
+            measureHistory(workrow, retained);
         }
         System.out.println();
         System.out.println(results.table());
@@ -140,7 +147,7 @@ public final class CompareBenchmark {
                     record(ENQUEUE_BULK, contender.name(), bulk);
                 }
                 vacuum();
-                drain(contender, handler, processes, count);
+                drain(results, contender, handler, processes, count);
             }
         }
         for (Pickup pickup : drainOnly ? List.<Pickup>of() : contender.pickups()) {
@@ -156,7 +163,8 @@ public final class CompareBenchmark {
      * (JIT compilation and all) give the cold rate, the last {@code count} the warm one, with the
      * workers' CPU time over the warm part.
      */
-    private void drain(Contender contender, Handler handler, int processes, int count) throws InterruptedException {
+    private void drain(Results into, Contender contender, Handler handler, int processes, int count)
+            throws InterruptedException {
         String column = column(contender, processes);
         List<WorkerProcess> workers = contender.startDrainWorkers(handler, processes);
         try {
@@ -188,12 +196,12 @@ public final class CompareBenchmark {
             System.out.printf("  %s, %s: first %,d jobs in %.2f s, %,.0f jobs/s; next %,d in %.2f s, %,.0f jobs/s "
                     + "(handler runs %,d)%n", column, handler.argument, count, (half - start) / 1000, cold, count,
                     (end - half) / 1000, warm, handled);
-            record(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, warm);
-            record(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
-            record(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
+            into.add(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, warm);
+            into.add(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
+            into.add(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
             if (handler == Handler.NO_OP) {
-                record(DRAIN_NO_OP_COLD, column, cold);
-                record(CPU_NO_OP, column, (cpu - cpuAtHalf) / (count / 1000.0));
+                into.add(DRAIN_NO_OP_COLD, column, cold);
+                into.add(CPU_NO_OP, column, (cpu - cpuAtHalf) / (count / 1000.0));
             }
         } finally {
             workers.forEach(WorkerProcess::kill);
@@ -204,20 +212,48 @@ public final class CompareBenchmark {
         WorkerProcess worker = contender.startIdleWorker(pickup);
         try {
             worker.awaitReady(Duration.ofMinutes(2));
-            // Let it settle into its idle wait before the first job arrives.
+            // Let it settle into its idle wait, warm it up with a first trickle (its delays are
+            // not counted), and measure the second.
             TimeUnit.SECONDS.sleep(2);
-            int count = intOption("latency-jobs", 300);
+            int count = intOption("latency-jobs", 500);
+            contender.trickle(count / 5, TRICKLE_INTERVAL);
+            awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(2));
+            worker.markCpu();
+            TimeUnit.SECONDS.sleep(1);
             contender.trickle(count, TRICKLE_INTERVAL);
             awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(2));
             WorkerReport report = worker.stop();
-            System.out.printf("  %s, idle pick-up by %s: p50 %.1f ms, p99 %.1f ms over %d jobs%n", contender.name(),
-                    pickup, report.p50Millis(), report.p99Millis(), report.handled());
+            System.out.printf("  %s, idle pick-up by %s: p50 %.1f ms, p99 %.1f ms over %d jobs after %d to warm up%n",
+                    contender.name(), pickup, report.p50Millis(), report.p99Millis(), count, count / 5);
             boolean notify = pickup == Pickup.LISTEN_NOTIFY;
             record(notify ? PICKUP_NOTIFY_P50 : PICKUP_POLL_P50, contender.name(), report.p50Millis());
             record(notify ? PICKUP_NOTIFY_P99 : PICKUP_POLL_P99, contender.name(), report.p99Millis());
         } finally {
             worker.kill();
         }
+    }
+
+    /**
+     * Whether finished jobs kept as rows slow the queue down: the warm no-op drain (one JVM) beside
+     * 10^5 finished jobs, then beside {@code retained}, then beside 10^5 again.
+     */
+    private void measureHistory(WorkrowContender workrow, long retained) throws InterruptedException {
+        for (long history : List.of(100_000L, retained, 100_000L)) {
+            workrow.empty();
+            long started = System.nanoTime();
+            workrow.retainFinished(history);
+            vacuum();
+            System.out.printf("  workrow: %,d finished jobs retained (written and vacuumed in %.0f s)%n", history,
+                    (System.nanoTime() - started) / 1e9);
+            workrow.enqueueBulk(2 * jobs, CHUNK);
+            vacuum();
+            Results probe = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP),
+                    List.of());
+            drain(probe, workrow, Handler.NO_OP, 1, jobs);
+            double rate = probe.best(DRAIN_NO_OP, "workrow").orElseThrow();
+            record(history == retained ? DRAIN_LARGE_HISTORY : DRAIN_SMALL_HISTORY, "workrow", rate);
+        }
+        workrow.empty();
     }
 
     private void measureRawLimit(WorkrowContender workrow) {
@@ -231,16 +267,30 @@ public final class CompareBenchmark {
         workrow.empty();
     }
 
-    /** Polls until the contender has at most {@code target} jobs unfinished: every 50 ms, every 2 ms near it. */
+    /**
+     * Polls until the contender has at most {@code target} jobs unfinished. The polls are counts on
+     * the database the contenders use, so they are few: each sleeps half the time the last rate
+     * says is left (2 to 500 ms), which puts most of them close to the target.
+     */
     private static void awaitUnfinishedAtMost(Contender contender, long target, Duration timeout)
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        long unfinished;
-        while ((unfinished = contender.unfinished()) > target) {
+        long unfinished = contender.unfinished();
+        long polledAt = System.nanoTime();
+        double perMilli = 0;
+        while (unfinished > target) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException(contender.name() + " still has " + unfinished + " jobs after " + timeout);
             }
-            TimeUnit.MILLISECONDS.sleep(unfinished - target > 3000 ? 50 : 2);
+            long sleep = perMilli <= 0 ? 50 : (long) ((unfinished - target) / perMilli / 2);
+            TimeUnit.MILLISECONDS.sleep(Math.max(2, Math.min(500, sleep)));
+            long now = unfinished;
+            unfinished = contender.unfinished();
+            long at = System.nanoTime();
+            if (now > unfinished) {
+                perMilli = (now - unfinished) / ((at - polledAt) / 1e6);
+            }
+            polledAt = at;
         }
     }
 
@@ -274,6 +324,9 @@ public final class CompareBenchmark {
         results.best(PICKUP_NOTIFY_P50, "workrow").ifPresent(p50 -> System.out.printf(Locale.ROOT,
                 "- idle pick-up with LISTEN/NOTIFY: p50 %.1f ms [< 5], p99 %.1f ms [< 25]%n", p50,
                 results.best(PICKUP_NOTIFY_P99, "workrow").orElse(Double.NaN)));
+        results.best(DRAIN_LARGE_HISTORY, "workrow").ifPresent(large -> System.out.printf(Locale.ROOT,
+                "- warm no-op drain beside %s finished jobs: %.0f%% of the rate beside 10^5 (best of two) [>= 90%%]%n",
+                options.get("retained"), 100 * large / results.best(DRAIN_SMALL_HISTORY, "workrow").orElse(Double.NaN)));
         results.best(HEAP_SLEEP, "workrow").ifPresent(heap -> System.out.printf(Locale.ROOT,
                 "- heap at concurrency 64 (one JVM, 5 ms handlers): ran in -Xmx256m, %.0f MB live after the drain [< 256]%n",
                 heap));

@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * {@code READY} once its workers run, {@code FIRST <epoch ms>} when the first handler starts,
  * {@code MARK cpuMs=..} (its CPU time since then) whenever standard input sends {@code MARK}, and,
  * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..}
- * before it exits ({@code cpuMs}: the process's CPU time from its first handler start until then). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
+ * before it exits ({@code cpuMs}: the process's CPU time from its first handler start until then;
+ * {@code p50} and {@code p99}: pick-up delays of the jobs started after the last MARK, if any). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
  */
 public final class WorkerProtocol {
 
@@ -34,6 +35,8 @@ public final class WorkerProtocol {
     private final AtomicInteger handled = new AtomicInteger();
     private final double[] delays = new double[MAX_RECORDED];
     private volatile long cpuAtFirstNanos;
+    /** The first job whose delay the report counts: jobs before the last MARK were a warm-up. */
+    private volatile int delaysFrom;
 
     /** {@code handler} is {@code noop} or {@code sleep} (5 ms per job). */
     public WorkerProtocol(String handler) {
@@ -74,6 +77,7 @@ public final class WorkerProtocol {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             for (String line = in.readLine(); line != null; line = in.readLine()) {
                 if (line.equals("MARK")) {
+                    delaysFrom = Math.min(handled.get(), MAX_RECORDED);
                     System.out.println(String.format(Locale.ROOT, "MARK cpuMs=%.0f", cpuSinceFirstMillis()));
                 }
             }
@@ -87,7 +91,7 @@ public final class WorkerProtocol {
 
     private void report() {
         int count = handled.get();
-        double[] sorted = Arrays.copyOf(delays, Math.min(count, MAX_RECORDED));
+        double[] sorted = Arrays.copyOfRange(delays, delaysFrom, Math.max(delaysFrom, Math.min(count, MAX_RECORDED)));
         Arrays.sort(sorted);
         double cpuMillis = cpuSinceFirstMillis();
         System.gc();
