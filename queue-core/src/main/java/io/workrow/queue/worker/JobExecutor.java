@@ -73,8 +73,16 @@ final class JobExecutor {
 
     private JobResult execute(RunningJob running) {
         HandlerRegistration registration = running.registration();
+        // A job may wait in its queue's line after the claim (prefetch): what happened to it
+        // meanwhile decides before its handler starts, not after.
         if (running.stopReason() == RunningJob.Stop.SHUTDOWN) {
+            running.markFinishing();
             return JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO);
+        }
+        if (running.lost()) {
+            // Cancelled, or its lease expired and another worker may hold it now: never started here.
+            running.markFinishing();
+            return JobResult.of(running, JobResult.Kind.ABANDON, Duration.ZERO);
         }
         Object payload;
         try {

@@ -23,7 +23,8 @@ import java.util.Locale;
  * @param fairness how the queue's work is shared among fairness keys; not with ordering
  * @param prefetch most jobs claimed ahead of free handler slots, waiting in the runtime to start
  *     (their leases renewed; handed back unstarted at shutdown), so the next claim's round trip
- *     overlaps running handlers; zero claims only for free slots
+ *     overlaps running handlers; zero claims only for free slots. Not with a circuit breaker, nor
+ *     with burst or spaced fairness, whose limits count claims
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
         int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
@@ -59,6 +60,18 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         }
         if (fairness == null) {
             throw new IllegalArgumentException("fairness must be set (FairnessOptions.NONE for none)");
+        }
+        if (prefetch > 0 && breaker != null) {
+            // Jobs claimed ahead would start against a dependency the breaker has just shut off.
+            throw new IllegalArgumentException("prefetch is not available with a circuit breaker: jobs claimed"
+                    + " ahead would still start while it is open (prefetch " + prefetch + ")");
+        }
+        if (prefetch > 0 && fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) {
+            // Burst and spaced limit starts per key: they count at the claim, which is the start only without a line.
+            throw new IllegalArgumentException("prefetch is not available with fairness."
+                    + fairness.mode().name().toLowerCase(Locale.ROOT)
+                    + ": its rate counts claims, and jobs waiting in line would start together (prefetch "
+                    + prefetch + ")");
         }
         if (ordering != KeyOrdering.NONE && fairness.fair()) {
             // One statement cannot both hold a key to one job and share starts among keys.

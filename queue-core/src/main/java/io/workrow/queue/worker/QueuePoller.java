@@ -211,13 +211,17 @@ final class QueuePoller implements Runnable {
 
     /** Starts a handler thread for each free slot while jobs wait in line. */
     private void startHandlers() {
-        while (!inLine.isEmpty() && slots.tryAcquire()) {
+        while (running && !inLine.isEmpty() && slots.tryAcquire()) {
             try {
                 handlerThreads.execute(this::runInLine);
             } catch (RejectedExecutionException e) {
                 // Shutting down: the poller hands back what is still in line.
                 slots.release();
                 return;
+            } catch (RuntimeException | Error e) {
+                // No thread for it (out of memory, say): the slot stays free for the next attempt.
+                slots.release();
+                throw e;
             }
         }
     }
@@ -235,8 +239,9 @@ final class QueuePoller implements Runnable {
         } finally {
             slots.release();
             // A job lined up while this thread was leaving, with every slot taken, must not wait
-            // for the next claim: look again now that this slot is free.
-            if (!inLine.isEmpty()) {
+            // for the next claim: look again now that this slot is free. After stop the poller
+            // hands the line back instead.
+            if (running && !inLine.isEmpty()) {
                 startHandlers();
             }
         }
@@ -258,6 +263,7 @@ final class QueuePoller implements Runnable {
     private void handBackInLine() {
         for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
             room.release();
+            job.markFinishing();
             writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
     }

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * memory stays bounded and nothing is claimed that cannot be answered for. Until its outcome is
  * written a job stays in flight and its lease is renewed. One thread writes the results in batches: completions in one fenced
  * statement, failures and discards in another, shutdown releases in a third; every commit waits
- * for a WAL flush, and one flush for a hundred jobs is far cheaper than a hundred. A batch is
+ * for a WAL flush, and one flush for hundreds of jobs is far cheaper than hundreds. A batch is
  * written when it is full or its oldest result has waited {@code maxDelay}.
  *
  * <p>Each job keeps its own token in the statement. A row the statement did not match either lost

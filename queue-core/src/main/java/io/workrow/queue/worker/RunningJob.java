@@ -87,6 +87,11 @@ final class RunningJob {
         Thread.interrupted();
     }
 
+    /** The outcome is decided without the handler having run (a job handed back, cancelled or lost in line). */
+    void markFinishing() {
+        finishing = true;
+    }
+
     /** Whether a handler thread is still running this job's handler. */
     synchronized boolean handlerRunning() {
         return thread != null;

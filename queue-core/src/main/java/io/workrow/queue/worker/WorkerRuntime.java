@@ -82,7 +82,8 @@ public final class WorkerRuntime implements AutoCloseable {
         this.queues = Set.copyOf(builder.registrations.keySet());
         this.metrics = builder.metrics;
         // Results accepted and not yet recorded: a full batch being written plus one per handler
-        // slot, so the writer never starves the handlers, and a stalled writer stops the claims.
+        // slot and per job a queue may hold in line (handed back at stop), so the writer never
+        // starves the handlers, and a stalled writer stops the claims.
         this.breakers = new CircuitBreakers(store.breakers(), builder.metrics, builder.registrations.values().stream()
                 .filter(registration -> registration.options().breaker() != null)
                 .collect(Collectors.toMap(HandlerRegistration::queue, registration -> registration.options().breaker())));
@@ -96,7 +97,8 @@ public final class WorkerRuntime implements AutoCloseable {
             }
         }, builder.completionBatchSize,
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
-                        .mapToInt(registration -> registration.options().concurrency()).sum());
+                        .mapToInt(registration -> registration.options().concurrency()
+                                + registration.options().prefetch()).sum());
         Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
                 .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
         this.keeper = new LeaseKeeper(store, inFlight, LeaseKeeper.renewalInterval(shortestLease));

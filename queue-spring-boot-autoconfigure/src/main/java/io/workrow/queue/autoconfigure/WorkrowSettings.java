@@ -206,6 +206,15 @@ public final class WorkrowSettings {
             if (maxLeaseExpiries != null) {
                 atLeast(prefix + ".max-lease-expiries", 1, maxLeaseExpiries);
             }
+            if (prefetch > 0 && breaker != null) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
+                        "not available with a circuit breaker: jobs claimed ahead would still start while it is open");
+            }
+            if (prefetch > 0 && fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
+                        "not available with fairness." + fairness.mode().name().toLowerCase(Locale.ROOT)
+                                + ": its rate counts claims, and jobs waiting in line would start together");
+            }
         }
 
         QueueSettings overriddenBy(String queuePrefix, WorkrowProperties.Queue queue) {

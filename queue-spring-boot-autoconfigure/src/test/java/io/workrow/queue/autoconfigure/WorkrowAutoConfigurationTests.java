@@ -135,6 +135,8 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.send-receipt.batch-size=-1        | workrow.queues.send-receipt.batch-size      | -1",
             "workrow.queues.send-receipt.prefetch=-1          | workrow.queues.send-receipt.prefetch        | -1",
             "workrow.defaults.prefetch=-3                     | workrow.defaults.prefetch                   | -3",
+            "workrow.queues.pay.prefetch=8, workrow.queues.pay.breaker.enabled=true | workrow.queues.pay.prefetch | 8",
+            "workrow.queues.reports.prefetch=8, workrow.queues.reports.fairness.mode=spaced | workrow.queues.reports.prefetch | 8",
             "workrow.queues.send-receipt.max-attempts=0       | workrow.queues.send-receipt.max-attempts    | 0",
             "workrow.queues.send-receipt.lease=-5s            | workrow.queues.send-receipt.lease           | PT-5S",
             "workrow.queues.send-receipt.backoff.multiplier=0.5 | workrow.queues.send-receipt.backoff.multiplier | 0.5",
