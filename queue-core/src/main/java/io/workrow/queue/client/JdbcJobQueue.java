@@ -61,7 +61,7 @@ public final class JdbcJobQueue implements JobQueue {
 
     @Override
     public long enqueue(JobRequest request) {
-        return store.insertMany(List.of(toNewJob(request, headersJson(1)))).get(0);
+        return store.insertOne(toNewJob(request, headersJson(1)));
     }
 
     @Override

@@ -60,6 +60,33 @@ final class JobSql {
             """;
 
     /**
+     * One job: the same columns and rules as {@link #JOB_INSERT_MANY}, from a row of parameters
+     * instead of eleven arrays. A single enqueue is the common case and the one a waiting worker
+     * feels: binding and unnesting arrays costs it a third of its round trip.
+     */
+    static final String JOB_INSERT_ONE = """
+            INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
+                               payload, headers, status, run_at, max_attempts, fairness_key)
+            SELECT input.queue, input.partition_key, input.partition_bucket, input.priority,
+                   input.idempotency_key, input.payload, input.headers,
+                   CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
+                   due.run_at,
+                   input.max_attempts,
+                   coalesce(input.fairness_key, input.partition_key, '')
+            FROM (VALUES (?::text, ?::text, ?::smallint, ?::smallint, ?::text, ?::jsonb, ?::jsonb,
+                          ?::timestamptz, ?::bigint, ?::int, ?::text))
+                 AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
+                          payload, headers, run_at, delay_ms, max_attempts, fairness_key)
+            CROSS JOIN LATERAL (
+                SELECT coalesce(input.run_at,
+                                statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
+                       AS run_at
+            ) AS due
+            ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id
+            """;
+
+    /**
      * Ids of existing jobs by (queue, idempotency key). A separate statement from the insert on
      * purpose: it takes a fresh snapshot, so it sees a row that a concurrent producer committed
      * while our insert waited on the unique index.

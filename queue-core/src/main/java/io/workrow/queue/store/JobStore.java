@@ -72,6 +72,7 @@ public final class JobStore {
     private final SqlIdentifier schema;
     private final String channel;
     private final String insertMany;
+    private final String insertOne;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
@@ -119,6 +120,7 @@ public final class JobStore {
         this.schema = schema;
         this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
+        this.insertOne = JobSql.render(JobSql.JOB_INSERT_ONE, schema);
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
         this.claimOrdered = NamedStatement.parse(JobSql.render(JobSql.JOB_CLAIM_ORDERED, schema));
@@ -227,6 +229,29 @@ public final class JobStore {
             }
         }
         return ids;
+    }
+
+    /**
+     * Inserts one job and returns its id; for a (queue, idempotency key) that already exists, the
+     * existing job's id (one more statement, only then).
+     */
+    public long insertOne(NewJob job) {
+        List<Long> inserted = jdbc.queryForList(insertOne, Long.class, job.queue(), job.partitionKey(),
+                job.partitionBucket(), job.priority(), job.idempotencyKey(), job.payloadJson(), job.headersJson(),
+                job.runAt() == null ? null : job.runAt().toString(), job.delayMillis(),
+                job.maxAttempts(), job.fairnessKey());
+        if (!inserted.isEmpty()) {
+            return inserted.get(0);
+        }
+        Map<QueueKey, Long> keyed = new HashMap<>();
+        findExisting(List.of(job), keyed);
+        Long id = keyed.get(new QueueKey(job.queue(), job.idempotencyKey()));
+        if (id == null) {
+            throw new IllegalStateException("Job with idempotency key '" + job.idempotencyKey() + "' in queue '"
+                    + job.queue() + "' was neither inserted nor found; it was deleted while this enqueue ran."
+                    + " Enqueue it again.");
+        }
+        return id;
     }
 
     private void findExisting(List<NewJob> jobs, Map<QueueKey, Long> keyed) {

@@ -8,6 +8,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -93,6 +94,36 @@ class JdbcJobQueueTests {
         assertThat(jobCount()).isEqualTo(1);
         long only = database.jdbc().queryForObject("SELECT id FROM workrow_job", Long.class);
         assertThat(results).containsOnly(only).hasSize(threads);
+    }
+
+    @Test
+    void aSingleEnqueueWritesTheRowEnqueueAllWouldWrite() {
+        Instant at = Instant.now().plus(Duration.ofHours(2)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        List<JobRequest> requests = List.of(
+                JobRequest.of("a", new Receipt(1, "a")).partitionKey("order:1").priority(3).maxAttempts(2),
+                JobRequest.of("b", new Receipt(2, "b")).runAt(at).fairnessKey("tenant-7"),
+                JobRequest.of("c", new Receipt(3, "c")).delay(Duration.ofMinutes(30)).idempotencyKey("k-1"));
+        // A keyless job's bucket is drawn at random; a keyed one's follows from its key.
+        String columns = "queue, partition_key, CASE WHEN partition_key IS NULL THEN -1 ELSE partition_bucket END"
+                + " AS partition_bucket, priority, idempotency_key, payload, headers,"
+                + " status, max_attempts, fairness_key, run_at = created_at AS due_now,"
+                + " date_trunc('second', run_at - created_at) AS wait";
+        for (JobRequest request : requests) {
+            long one = jobQueue.enqueue(request);
+            database.jdbc().update("UPDATE workrow_job SET idempotency_key = idempotency_key || '-one' WHERE id = ?", one);
+            long many = jobQueue.enqueueAll(List.of(request)).get(0);
+            Map<String, Object> single = database.jdbc().queryForMap("SELECT " + columns + " FROM workrow_job WHERE id = ?", one);
+            Map<String, Object> batch = database.jdbc().queryForMap("SELECT " + columns + " FROM workrow_job WHERE id = ?", many);
+            if (request.idempotencyKey() != null) {
+                assertThat(single.remove("idempotency_key")).isEqualTo(request.idempotencyKey() + "-one");
+                assertThat(batch.remove("idempotency_key")).isEqualTo(request.idempotencyKey());
+            }
+            assertThat(single).isEqualTo(batch);
+        }
+        assertThat(database.jdbc().queryForObject("SELECT run_at FROM workrow_job WHERE queue = 'b' LIMIT 1",
+                java.sql.Timestamp.class).toInstant()).isEqualTo(at);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'scheduled'",
+                Integer.class)).isEqualTo(4);
     }
 
     @Test

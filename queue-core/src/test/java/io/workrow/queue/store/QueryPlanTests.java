@@ -59,6 +59,10 @@ class QueryPlanTests {
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[]",
                 "'{q1}', '{null}', '{0}', '{0}', '{key-1}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}'",
                 Set.of("workrow_job_idempotency_idx")));
+        CHECKS.put("JOB_INSERT_ONE", new Check(
+                "text, text, smallint, smallint, text, jsonb, jsonb, timestamptz, bigint, int, text",
+                "'q1', null, 0, 0, 'key-1', '{}', '{}', null, 0, 5, null",
+                Set.of("workrow_job_idempotency_idx")));
         CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q1}', '{key-1}'",
                 Set.of("workrow_job_idempotency_idx")));
         CHECKS.put("JOB_CLAIM", new Check("text, text, boolean, text, int, text, bigint",

@@ -136,7 +136,10 @@ public final class CompareBenchmark {
         if (!drainOnly) {
             record(ENQUEUE_SINGLE, contender.name(), contender.enqueueSingle(intOption("single-jobs", 10_000), PRODUCERS));
         }
-        for (Handler handler : drainOnly ? List.of(Handler.NO_OP) : List.of(Handler.values())) {
+        // --skip-drains=true: the enqueue rates and pick-up delays only.
+        boolean skipDrains = Boolean.parseBoolean(options.getOrDefault("skip-drains", "false"));
+        for (Handler handler : skipDrains ? List.<Handler>of() : drainOnly ? List.of(Handler.NO_OP)
+                : List.of(Handler.values())) {
             for (int processes : contender.drainProcesses()) {
                 int count = handler == Handler.NO_OP ? jobs : sleepJobs;
                 contender.empty();
