@@ -27,29 +27,34 @@ final class Load {
     /** {@code jobs} calls of {@code insertOne} from {@code producers} threads; returns rows/s. */
     static double concurrently(int jobs, int producers, IntConsumer insertOne) {
         AtomicInteger next = new AtomicInteger();
-        ExecutorService threads = Executors.newFixedThreadPool(producers);
         long started = System.nanoTime();
+        onThreads(producers, "An enqueue", () -> {
+            for (int n = next.getAndIncrement(); n < jobs; n = next.getAndIncrement()) {
+                insertOne.accept(n);
+            }
+        });
+        return jobs / ((System.nanoTime() - started) / 1e9);
+    }
+
+    /** Runs {@code loop} on {@code threads} threads at once and waits for all; {@code what} names a failure. */
+    static void onThreads(int threads, String what, Runnable loop) {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<Future<?>> loops = new ArrayList<>();
-            for (int i = 0; i < producers; i++) {
-                loops.add(threads.submit(() -> {
-                    for (int n = next.getAndIncrement(); n < jobs; n = next.getAndIncrement()) {
-                        insertOne.accept(n);
-                    }
-                }));
+            for (int i = 0; i < threads; i++) {
+                loops.add(pool.submit(loop));
             }
-            for (Future<?> loop : loops) {
-                loop.get();
+            for (Future<?> running : loops) {
+                running.get();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         } catch (ExecutionException e) {
-            throw new IllegalStateException("An enqueue failed", e.getCause());
+            throw new IllegalStateException(what + " failed", e.getCause());
         } finally {
-            threads.shutdownNow();
+            pool.shutdownNow();
         }
-        return jobs / ((System.nanoTime() - started) / 1e9);
     }
 
     /** {@code jobs} rows, {@code chunk} per call, one call after another; returns rows/s. */

@@ -4,12 +4,8 @@ import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -25,32 +21,17 @@ final class RawSqlLimit {
     /** Drains the queue {@link WorkrowContender#QUEUE}; returns jobs/s. */
     static double drain(JobStore store, int clients, int batch) {
         AtomicLong completed = new AtomicLong();
-        ExecutorService threads = Executors.newFixedThreadPool(clients);
+        AtomicInteger clientNumber = new AtomicInteger();
         long started = System.nanoTime();
-        try {
-            List<Future<?>> loops = new ArrayList<>();
-            for (int i = 0; i < clients; i++) {
-                String worker = "raw-sql-" + i;
-                loops.add(threads.submit(() -> {
-                    List<ClaimedJob> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
-                    while (!claimed.isEmpty()) {
-                        completed.addAndGet(store.completeMany(
-                                claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList()).size());
-                        claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
-                    }
-                }));
+        Load.onThreads(clients, "A raw claim or completion", () -> {
+            String worker = "raw-sql-" + clientNumber.incrementAndGet();
+            List<ClaimedJob> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
+            while (!claimed.isEmpty()) {
+                completed.addAndGet(store.completeMany(
+                        claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList()).size());
+                claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
             }
-            for (Future<?> loop : loops) {
-                loop.get();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("A raw claim or completion failed", e.getCause());
-        } finally {
-            threads.shutdownNow();
-        }
+        });
         return completed.get() / ((System.nanoTime() - started) / 1e9);
     }
 }
