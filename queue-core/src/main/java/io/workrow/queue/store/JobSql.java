@@ -99,6 +99,32 @@ final class JobSql {
             """;
 
     /**
+     * The end every claim shares: runs the jobs its CTE {@code due} selected for {@code worker}
+     * with a lease of {@code leaseMs} milliseconds (parameter markers, positional or named), sets
+     * {@code ordered_key} to {@code orderedKey} (a column expression or {@code NULL}) and returns
+     * what {@code ClaimedJob} is read from.
+     */
+    private static String start(String worker, String leaseMs, String orderedKey) {
+        return """
+
+                UPDATE {job} AS job
+                SET status = 'running',
+                    claimed_by = {claimant},
+                    lease_token = nextval({lease_token_seq}),
+                    lease_expires_at = now() + {lease_ms} * interval '1 millisecond',
+                    attempts = job.attempts + 1,
+                    ordered_key = {ordered_key},
+                    started_at = now(),
+                    updated_at = now()
+                FROM due
+                WHERE job.id = due.id
+                RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                          job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
+                          job.lease_token, job.run_at
+                """.replace("{claimant}", worker).replace("{lease_ms}", leaseMs).replace("{ordered_key}", orderedKey);
+    }
+
+    /**
      * Claims up to n due jobs of one queue in one statement. The CTE walks workrow_job_claim_idx in
      * claim order and skips rows another worker has locked. Pending rows are due (jobs due later
      * wait as scheduled), so the walk reads only what it may claim; the run_at condition stays for
@@ -120,22 +146,7 @@ final class JobSql {
                 ORDER BY priority, run_at, id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = 'running',
-                claimed_by = ?,
-                lease_token = nextval({lease_token_seq}),
-                lease_expires_at = now() + ? * interval '1 millisecond',
-                attempts = job.attempts + 1,
-                ordered_key = NULL,
-                started_at = now(),
-                updated_at = now()
-            FROM due
-            WHERE job.id = due.id
-            RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
-                      job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
-                      job.lease_token, job.run_at
-            """;
+            )""" + start("?", "?", "NULL");
 
     /**
      * The check the claims with named parameters share, evaluated once per statement by primary
@@ -237,7 +248,7 @@ final class JobSql {
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
-            )""" + startDue("job.partition_key");
+            )""" + start(":worker", ":lease_ms", "job.partition_key");
 
     /**
      * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
@@ -305,30 +316,7 @@ final class JobSql {
                 FOR UPDATE OF job SKIP LOCKED
             )""";
 
-    /**
-     * The end of the claims with named parameters (ordered and fair): runs the jobs in {@code due},
-     * as {@link #JOB_CLAIM} does, setting {@code ordered_key} to {@code orderedKey}, a column
-     * expression or {@code NULL}.
-     */
-    private static String startDue(String orderedKey) {
-        return """
 
-                UPDATE {job} AS job
-                SET status = 'running',
-                    claimed_by = :worker,
-                    lease_token = nextval({lease_token_seq}),
-                    lease_expires_at = now() + :lease_ms * interval '1 millisecond',
-                    attempts = job.attempts + 1,
-                    ordered_key = {ordered_key},
-                    started_at = now(),
-                    updated_at = now()
-                FROM due
-                WHERE job.id = due.id
-                RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
-                          job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
-                          job.lease_token, job.run_at
-                """.replace("{ordered_key}", orderedKey);
-    }
 
     /**
      * Claims up to {@code :limit} jobs of a weighted fair queue: groups share the queue's starts in
@@ -372,7 +360,7 @@ final class JobSql {
                     touched_at = excluded.touched_at
             ), due AS (
                 SELECT locked.id FROM locked
-            )""" + startDue("NULL");
+            )""" + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
@@ -431,7 +419,7 @@ final class JobSql {
                              row_number() OVER (PARTITION BY locked.fairness_key ORDER BY locked.turn) AS place
                       FROM locked) AS placed
                 JOIN granted ON granted.fairness_key = placed.fairness_key AND placed.place <= granted.window_granted
-            )""" + startDue("NULL");
+            )""" + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
@@ -462,7 +450,7 @@ final class JobSql {
                 RETURNING state.fairness_key
             ), due AS (
                 SELECT locked.id FROM locked JOIN granted ON granted.fairness_key = locked.fairness_key
-            )""" + startDue("NULL");
+            )""" + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Completes many jobs in one statement, each fenced by its own token. Rows locked by another

@@ -261,10 +261,16 @@ final class QueuePoller implements Runnable {
 
     /** At stop: jobs still in line go back to pending with their attempt, never having started. */
     private void handBackInLine() {
+        List<Long> handedBack = new java.util.ArrayList<>();
         for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
             room.release();
             job.markFinishing();
+            handedBack.add(job.id());
             writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
+        }
+        if (!handedBack.isEmpty()) {
+            log.info("queue={} handing back {} job(s) claimed ahead and not started, their attempts returned: {}",
+                    queue(), handedBack.size(), handedBack);
         }
     }
 }

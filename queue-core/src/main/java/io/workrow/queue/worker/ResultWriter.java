@@ -366,8 +366,15 @@ final class ResultWriter {
                 }
             }
             case DISCARDED -> log.warn("{} discarded, now dead: {}", job, result.error());
-            case RELEASED -> log.info("{} released at shutdown; now {}", job, status.columnValue());
-            case CANCELLED -> log.info("{} was cancelled while its handler ran; nothing recorded", job);
+            case RELEASED -> {
+                if (result.kind() == JobResult.Kind.RELEASE_UNSTARTED) {
+                    // The poller logs the line it hands back once; one line a job would bury it.
+                    log.debug("{} handed back unstarted; now {}", job, status.columnValue());
+                } else {
+                    log.info("{} released at shutdown; now {}", job, status.columnValue());
+                }
+            }
+            case CANCELLED -> log.info("{} was cancelled while this worker held it; nothing recorded", job);
             case LEASE_LOST -> log.info(result.kind() == JobResult.Kind.ABANDON
                     ? "{} stopped after this worker lost its lease; nothing recorded"
                     : "{} finished after this worker lost its lease; its outcome was not recorded", job);

@@ -58,10 +58,6 @@ final class WorkerProcess {
         return Double.parseDouble(run.rate.get());
     }
 
-    String name() {
-        return name;
-    }
-
     void awaitReady(Duration timeout) {
         await(ready, timeout, "READY");
     }

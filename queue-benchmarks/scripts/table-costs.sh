@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Two costs of Workrow's table, in a freshly migrated scratch database:
+#  1. what the claim indexes cost an insert: 10,000 pending jobs in one INSERT ... SELECT, with all
+#     indexes, then without workrow_job_keyless_claim_idx and workrow_job_fair_claim_idx (rolled back);
+#  2. what a large history costs a claim: EXPLAIN (ANALYZE, BUFFERS) of Workrow's claim of 500 with
+#     HISTORY (default 10,000,000) completed jobs beside 100,000 pending ones (rolled back).
+# Needs psql on PATH and a local PostgreSQL that trusts the user (defaults: 127.0.0.1:5432, postgres).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+host=${PGHOST:-127.0.0.1} port=${PGPORT:-5432} user=${PGUSER:-postgres}
+db=workrow_table_costs history=${HISTORY:-10000000}
+psql_db() { psql -h "$host" -p "$port" -U "$user" -d "$db" -qAt -v ON_ERROR_STOP=1 "$@"; }
+
+psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db"' EXIT
+for migration in queue-core/src/main/resources/io/workrow/queue/migration/V*.sql; do
+    psql_db -f "$migration"
+done
+
+pending() {
+    echo "INSERT INTO workrow_job (queue, partition_bucket, payload, status, run_at, max_attempts)
+          SELECT 'bench', 0, jsonb_build_object('n', n), 'pending', now(), 5 FROM generate_series(1, $1) AS n;"
+}
+
+echo "1. 10,000 pending jobs in one INSERT ... SELECT (third round of each):"
+psql_db <<SQL | grep Time
+$(pending 10000) $(pending 10000)
+\timing on
+$(pending 10000)
+\timing off
+BEGIN;
+DROP INDEX workrow_job_keyless_claim_idx;
+DROP INDEX workrow_job_fair_claim_idx;
+$(pending 10000) $(pending 10000)
+\timing on
+$(pending 10000)
+\timing off
+ROLLBACK;
+SQL
+echo "   (first: all indexes; second: without the keyless and fair claim indexes)"
+
+echo "2. a claim of 500 beside $history completed jobs and 100,000 pending:"
+psql_db -c "TRUNCATE workrow_job"
+psql_db -c "INSERT INTO workrow_job (queue, partition_bucket, payload, status, run_at, max_attempts, attempts,
+                                     claimed_by, started_at, finished_at)
+            SELECT 'bench', 0, jsonb_build_object('n', n), 'completed', now(), 5, 1, 'history', now(), now()
+            FROM generate_series(1, $history) AS n"
+psql_db -c "$(pending 100000)"
+psql_db -c "VACUUM ANALYZE workrow_job"
+psql_db <<'SQL'
+SET max_parallel_workers_per_gather = 0;
+BEGIN;
+EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+WITH due AS (
+    SELECT id FROM workrow_job
+    WHERE queue = 'bench' AND status = 'pending' AND run_at <= now()
+      AND NOT EXISTS (SELECT 1 FROM workrow_queue_pause WHERE queue = 'bench')
+      AND NOT EXISTS (SELECT 1 FROM workrow_breaker WHERE queue = 'bench' AND state <> 'closed')
+    ORDER BY priority, run_at, id LIMIT 500 FOR UPDATE SKIP LOCKED)
+UPDATE workrow_job AS job SET status = 'running', claimed_by = 'w', lease_token = nextval('workrow_lease_token_seq'),
+    lease_expires_at = now() + interval '5 minutes', attempts = job.attempts + 1, started_at = now(), updated_at = now()
+FROM due WHERE job.id = due.id RETURNING job.id;
+ROLLBACK;
+SQL
