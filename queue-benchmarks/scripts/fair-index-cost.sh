@@ -6,15 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-host=${PGHOST:-127.0.0.1} port=${PGPORT:-5432} user=${PGUSER:-postgres}
 db=workrow_fair_index_cost seconds=${SECONDS_PER_ROUND:-12} rounds=${ROUNDS:-2}
-psql_db() { psql -h "$host" -p "$port" -U "$user" -d "$db" -qAt -v ON_ERROR_STOP=1 "$@"; }
-
-psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db"' EXIT
-for migration in queue-core/src/main/resources/io/workrow/queue/migration/V*.sql; do
-    psql_db -f "$migration"
-done
+source queue-benchmarks/scripts/scratch-database.sh
 index=$(psql_db -c "SELECT indexdef FROM pg_indexes WHERE indexname = 'workrow_job_fair_claim_idx'")
 script=$(mktemp)
 echo "INSERT INTO workrow_job (queue, partition_bucket, payload, max_attempts)

@@ -8,15 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-host=${PGHOST:-127.0.0.1} port=${PGPORT:-5432} user=${PGUSER:-postgres}
 db=workrow_table_costs history=${HISTORY:-10000000}
-psql_db() { psql -h "$host" -p "$port" -U "$user" -d "$db" -qAt -v ON_ERROR_STOP=1 "$@"; }
-
-psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db"' EXIT
-for migration in queue-core/src/main/resources/io/workrow/queue/migration/V*.sql; do
-    psql_db -f "$migration"
-done
+source queue-benchmarks/scripts/scratch-database.sh
 
 pending() {
     echo "INSERT INTO workrow_job (queue, partition_bucket, payload, status, run_at, max_attempts)

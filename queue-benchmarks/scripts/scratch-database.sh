@@ -1,0 +1,11 @@
+# Sourced by the scripts beside it: a scratch database named $db with Workrow's migrations applied,
+# dropped again on exit, and psql_db to run SQL in it. Connection: PGHOST, PGPORT, PGUSER
+# (defaults 127.0.0.1, 5432, postgres), trust authentication.
+host=${PGHOST:-127.0.0.1} port=${PGPORT:-5432} user=${PGUSER:-postgres}
+psql_db() { psql -h "$host" -p "$port" -U "$user" -d "$db" -qAt -v ON_ERROR_STOP=1 "$@"; }
+
+psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db"' EXIT
+for migration in queue-core/src/main/resources/io/workrow/queue/migration/V*.sql; do
+    psql_db -f "$migration"
+done
