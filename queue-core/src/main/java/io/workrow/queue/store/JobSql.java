@@ -33,10 +33,9 @@ final class JobSql {
      * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from
      * this statement ({@code statement_timestamp()}), not from the start of the enqueueing
      * transaction, which may be long before. A job due later is {@code scheduled}, outside the
-     * claim index, until {@link #JOB_PROMOTE_SCHEDULED} makes it pending.
-     * Served by workrow_job_idempotency_idx for the conflict check.
+     * claim indexes, until {@link #JOB_PROMOTE_SCHEDULED} makes it pending.
      */
-    static final String JOB_INSERT_MANY = """
+    private static final String INSERT_MANY_ROWS = """
             INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
                                payload, headers, status, run_at, max_attempts, fairness_key)
             SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
@@ -55,7 +54,20 @@ final class JobSql {
                        AS run_at
             ) AS due
             ORDER BY input.ord
+            """;
+
+    /** {@link #INSERT_MANY_ROWS}; workrow_job_idempotency_idx serves the conflict check. */
+    static final String JOB_INSERT_MANY = INSERT_MANY_ROWS + """
             ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id, queue, idempotency_key
+            """;
+
+    /**
+     * {@link #JOB_INSERT_MANY} for a batch in which no job has an idempotency key, so nothing can
+     * conflict: without ON CONFLICT, PostgreSQL inserts each row directly instead of speculatively
+     * (a check of the arbiter index and a confirmation per row), about a tenth of a bulk insert.
+     */
+    static final String JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS = INSERT_MANY_ROWS + """
             RETURNING id, queue, idempotency_key
             """;
 
@@ -125,27 +137,46 @@ final class JobSql {
     }
 
     /**
-     * Claims up to n due jobs of one queue in one statement. The CTE walks workrow_job_claim_idx in
-     * claim order and skips rows another worker has locked. Pending rows are due (jobs due later
-     * wait as scheduled), so the walk reads only what it may claim; the run_at condition stays for
-     * rows an operator made pending early, so concurrent pollers never wait on or
-     * take the same row. Attempts are counted here, not at failure, so a job that kills its worker
-     * still moves toward retirement. Each row gets its own new fencing token. A paused queue
-     * (a row in workrow_queue_pause) claims nothing, nor does one whose circuit breaker is not
-     * closed, unless this claim takes the probes the breaker granted (the boolean parameter): the
-     * uncorrelated NOT EXISTS checks are evaluated once per statement, by primary key. It clears
-     * ordered_key, which only the ordered claim sets.
+     * Claims up to n due jobs of one queue in one statement. Pending jobs are in one of two claim
+     * indexes (V8): workrow_job_unkeyed_claim_idx for jobs without a key, workrow_job_keyed_claim_idx
+     * for jobs with one. Each CTE walks its index in claim order, skipping rows another worker has
+     * locked, and the first n of both by claim order are claimed (on a queue without keys the keyed
+     * walk is one index probe that finds nothing). Rows one walk locked beyond the n are released
+     * when the statement commits. Pending rows are due (jobs due later wait as scheduled), so a
+     * walk reads only what it may claim; the run_at condition stays for rows an operator made
+     * pending early, so concurrent pollers never wait on or take the same row. Attempts are
+     * counted here, not at failure, so a job that kills its worker still moves toward retirement.
+     * Each row gets its own new fencing token. A paused queue (a row in workrow_queue_pause) claims
+     * nothing, nor does one whose circuit breaker is not closed, unless this claim takes the probes
+     * the breaker granted (the boolean parameter): {@code open} is evaluated once per statement,
+     * by primary key, before either walk. It clears ordered_key, which only the ordered claim sets.
      */
     static final String JOB_CLAIM = """
-            WITH due AS (
-                SELECT id
+            WITH open AS (
+                SELECT NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
+                       AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
+                       AS open
+            ), unkeyed AS (
+                SELECT id, priority, run_at
                 FROM {job}
-                WHERE queue = ? AND status = 'pending' AND run_at <= now()
-                  AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
-                  AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
+                WHERE queue = ? AND status = 'pending' AND partition_key IS NULL AND fairness_key = ''
+                  AND run_at <= now() AND (SELECT open FROM open)
                 ORDER BY priority, run_at, id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
+            ), keyed AS (
+                SELECT id, priority, run_at
+                FROM {job}
+                WHERE queue = ? AND status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
+                  AND run_at <= now() AND (SELECT open FROM open)
+                ORDER BY priority, run_at, id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), due AS (
+                SELECT id
+                FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
+                ORDER BY priority, run_at, id
+                LIMIT ?
             )""" + start("?", "?", "NULL");
 
     /**
@@ -167,11 +198,12 @@ final class JobSql {
      * a key are not ordered and not bound to buckets. Different keys run in parallel.
      *
      * <p>Two ways to find heads, so that no claim walks a backlog: the fast path reads the first
-     * {@code :walk} due rows in claim order (workrow_job_claim_idx) and probes only rows that are
-     * the oldest of their key within the walk (a later row of a key cannot be its head); when that
-     * finds too few, a loose index scan visits key heads in key order (workrow_job_key_pending_idx),
-     * one index probe per key, and stops as soon as it has a batch; keyless jobs beyond the walk
-     * come from workrow_job_keyless_claim_idx. Running and older
+     * {@code :walk} due rows in claim order (both claim indexes, merged) and probes only rows that
+     * are the oldest of their key within the walk (a later row of a key cannot be its head); when
+     * that finds too few, a loose index scan visits key heads in key order
+     * (workrow_job_key_pending_idx), one index probe per key, and stops as soon as it has a batch;
+     * jobs without a partition key beyond the walk come from workrow_job_unkeyed_claim_idx and, for
+     * those with only a fairness key, workrow_job_keyless_claim_idx. Running and older
      * scheduled jobs are looked up in workrow_job_key_held_idx.
      *
      * <p>Concurrency: the checks read this statement's snapshot and only heads are offered; a head
@@ -184,10 +216,20 @@ final class JobSql {
     static final String JOB_CLAIM_ORDERED = """
             WITH RECURSIVE walk AS MATERIALIZED (
                 SELECT w.*, min(w.id) OVER (PARTITION BY w.partition_key) AS key_min
-                FROM (SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
-                      FROM {job} AS job
-                      WHERE job.queue = :queue AND job.status = 'pending' AND job.run_at <= now()
-                      ORDER BY job.priority, job.run_at, job.id
+                FROM ((SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
+                       FROM {job} AS job
+                       WHERE job.queue = :queue AND job.status = 'pending'
+                         AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                       ORDER BY job.priority, job.run_at, job.id
+                       LIMIT :walk)
+                      UNION ALL
+                      (SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
+                       FROM {job} AS job
+                       WHERE job.queue = :queue AND job.status = 'pending'
+                         AND (job.partition_key IS NOT NULL OR job.fairness_key <> '') AND job.run_at <= now()
+                       ORDER BY job.priority, job.run_at, job.id
+                       LIMIT :walk)
+                      ORDER BY priority, run_at, id
                       LIMIT :walk) AS w
             ), fast AS MATERIALIZED (
                 SELECT walk.id, walk.priority, walk.run_at
@@ -233,12 +275,22 @@ final class JobSql {
                                      AND (held.status = 'running' OR (NOT :skip_failed AND held.id < heads.id)))
                  LIMIT :limit)
                 UNION
-                (SELECT job.id, job.priority, job.run_at
-                 FROM {job} AS job
+                (SELECT keyless.*
+                 FROM ((SELECT job.id, job.priority, job.run_at
+                        FROM {job} AS job
+                        WHERE job.queue = :queue AND job.status = 'pending'
+                          AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                        ORDER BY job.priority, job.run_at, job.id
+                        LIMIT :limit)
+                       UNION ALL
+                       (SELECT job.id, job.priority, job.run_at
+                        FROM {job} AS job
+                        WHERE job.queue = :queue AND job.status = 'pending'
+                          AND job.partition_key IS NULL AND job.fairness_key <> '' AND job.run_at <= now()
+                        ORDER BY job.priority, job.run_at, job.id
+                        LIMIT :limit)) AS keyless
                  WHERE (SELECT count(*) FROM fast) < :limit
-                   AND job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NULL
-                   AND job.run_at <= now()
-                 ORDER BY job.priority, job.run_at, job.id
+                 ORDER BY keyless.priority, keyless.run_at, keyless.id
                  LIMIT :limit)
             ), due AS (
                 SELECT job.id
@@ -252,28 +304,40 @@ final class JobSql {
 
     /**
      * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
-     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs (jobs
-     * without a key have the key {@code ''}), found by a loose index scan over
-     * workrow_job_fair_claim_idx: one index probe per key, however deep each key's backlog. Each
+     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs, found
+     * by a loose index scan over workrow_job_fair_claim_idx: one index probe per key, however deep
+     * each key's backlog; jobs without a key form the group {@code ''}, found in
+     * workrow_job_unkeyed_claim_idx (UNION: keyed jobs written before version 7 may carry the key
+     * {@code ''} too). Each
      * claim then picks, per group it lets through, how many jobs it takes ({@code take}) and each
      * job's {@code turn}, the order across groups; a group's setting and state are joined by key.
      */
     private static final String FAIR_GROUPS = """
-            WITH RECURSIVE keys AS (
+            WITH RECURSIVE keyed AS (
                 (SELECT job.fairness_key
                  FROM {job} AS job
                  WHERE job.queue = :queue AND job.status = 'pending'
+                   AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
                  ORDER BY job.fairness_key
                  LIMIT 1)
                 UNION ALL
                 SELECT next.fairness_key
-                FROM keys
+                FROM keyed
                 CROSS JOIN LATERAL (
                     SELECT job.fairness_key
                     FROM {job} AS job
-                    WHERE job.queue = :queue AND job.status = 'pending' AND job.fairness_key > keys.fairness_key
+                    WHERE job.queue = :queue AND job.status = 'pending'
+                      AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
+                      AND job.fairness_key > keyed.fairness_key
                     ORDER BY job.fairness_key
                     LIMIT 1) AS next
+            ), keys AS (
+                SELECT '' AS fairness_key
+                WHERE EXISTS (SELECT 1 FROM {job} AS job
+                              WHERE job.queue = :queue AND job.status = 'pending'
+                                AND job.partition_key IS NULL AND job.fairness_key = '')
+                UNION
+                SELECT keyed.fairness_key FROM keyed
             ), settings AS MATERIALIZED (
                 SELECT keys.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
                        state.window_start, state.window_started, state.next_start_at
@@ -286,7 +350,9 @@ final class JobSql {
 
     /**
      * The middle of every fair claim: the first {@code take} due jobs of each chosen group in
-     * claim order (priority, due time, id), each with its turn ({@code turn_base} plus
+     * claim order (priority, due time, id), read from workrow_job_fair_claim_idx and, for the group
+     * {@code ''}, also from workrow_job_unkeyed_claim_idx (for any other group that branch is cut
+     * off before it reads anything), each with its turn ({@code turn_base} plus
      * {@code turn_step} per place), then the first {@code :limit} of them by turn that no other
      * claim holds, locked. The {@code :pool} best candidates are offered to the lock, so claims
      * running at once on several nodes each still find a batch. Each claim then writes its state
@@ -298,13 +364,22 @@ final class JobSql {
                        chosen.turn_base + (pick.place - 1) * chosen.turn_step AS turn
                 FROM chosen
                 CROSS JOIN LATERAL (
-                    SELECT job.id, job.priority, job.run_at,
-                           row_number() OVER (ORDER BY job.priority, job.run_at, job.id) AS place
-                    FROM {job} AS job
-                    WHERE job.queue = :queue AND job.status = 'pending'
-                      AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
-                    ORDER BY job.priority, job.run_at, job.id
-                    LIMIT chosen.take
+                    SELECT group_job.*, row_number() OVER (ORDER BY group_job.priority, group_job.run_at, group_job.id) AS place
+                    FROM ((SELECT job.id, job.priority, job.run_at
+                           FROM {job} AS job
+                           WHERE chosen.fairness_key = ''
+                             AND job.queue = :queue AND job.status = 'pending'
+                             AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                           ORDER BY job.priority, job.run_at, job.id
+                           LIMIT chosen.take)
+                          UNION ALL
+                          (SELECT job.id, job.priority, job.run_at
+                           FROM {job} AS job
+                           WHERE job.queue = :queue AND job.status = 'pending'
+                             AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
+                             AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
+                           ORDER BY job.priority, job.run_at, job.id
+                           LIMIT chosen.take)) AS group_job
                 ) AS pick
             ), locked AS MATERIALIZED (
                 SELECT job.id, candidate.fairness_key, candidate.turn
@@ -757,13 +832,19 @@ final class JobSql {
     /**
      * Open work per queue for gauges and health: pending (with the age of the oldest due job),
      * scheduled, running and dead. One arm per status so that each is served by its partial index
-     * (a pending-only index, workrow_job_scheduled_idx, workrow_job_lease_idx, workrow_job_dead_idx) and finished rows,
-     * the bulk of the table, are never read.
+     * (the two claim indexes for pending, workrow_job_scheduled_idx, workrow_job_lease_idx,
+     * workrow_job_dead_idx) and finished rows, the bulk of the table, are never read.
      */
     static final String QUEUE_DEPTH = """
-            SELECT queue, 'pending' AS status, count(*) AS jobs,
-                   coalesce(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now())), 0) AS lag_seconds
-            FROM {job} WHERE status = 'pending' GROUP BY queue
+            SELECT queue, 'pending' AS status, sum(jobs) AS jobs,
+                   coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
+            FROM (SELECT queue, count(*) AS jobs, min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
+                  FROM {job} WHERE status = 'pending' AND partition_key IS NULL AND fairness_key = '' GROUP BY queue
+                  UNION ALL
+                  SELECT queue, count(*), min(run_at) FILTER (WHERE run_at <= now())
+                  FROM {job} WHERE status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
+                  GROUP BY queue) AS pending
+            GROUP BY queue
             UNION ALL
             SELECT queue, 'scheduled', count(*), 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
             UNION ALL

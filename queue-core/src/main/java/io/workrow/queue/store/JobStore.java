@@ -72,6 +72,7 @@ public final class JobStore {
     private final SqlIdentifier schema;
     private final String channel;
     private final String insertMany;
+    private final String insertManyWithoutIdempotencyKeys;
     private final String insertOne;
     private final String findByIdempotencyKeys;
     private final String claim;
@@ -120,6 +121,7 @@ public final class JobStore {
         this.schema = schema;
         this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
+        this.insertManyWithoutIdempotencyKeys = JobSql.render(JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
         this.insertOne = JobSql.render(JobSql.JOB_INSERT_ONE, schema);
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = JobSql.render(JobSql.JOB_CLAIM, schema);
@@ -188,7 +190,8 @@ public final class JobStore {
         if (jobs.isEmpty()) {
             return List.of();
         }
-        List<IdRow> inserted = jdbc.query(arrays(insertMany,
+        boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
+        List<IdRow> inserted = jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
                 column(jobs, "text", NewJob::queue),
                 column(jobs, "text", NewJob::partitionKey),
                 column(jobs, "int4", NewJob::partitionBucket),
@@ -285,7 +288,8 @@ public final class JobStore {
      * check lets through. Nothing while the queue is paused.
      */
     public List<ClaimedJob> claim(String queue, String workerId, int limit, Duration lease, boolean probes) {
-        return timed.query(claim, CLAIMED_JOB, queue, queue, probes, queue, limit, workerId, lease.toMillis());
+        return timed.query(claim, CLAIMED_JOB, queue, probes, queue, queue, limit, queue, limit, limit, workerId,
+                lease.toMillis());
     }
 
     /**

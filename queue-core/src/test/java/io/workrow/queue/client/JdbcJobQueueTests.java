@@ -145,6 +145,19 @@ class JdbcJobQueueTests {
     }
 
     @Test
+    void aBatchWithoutIdempotencyKeysReturnsEachJobsOwnIdInInputOrder() {
+        List<JobRequest> requests = new java.util.ArrayList<>();
+        for (int n = 0; n < 300; n++) {
+            requests.add(JobRequest.of(n % 2 == 0 ? "a" : "b", new Receipt(n, "r" + n)).priority(n % 3));
+        }
+        List<Long> ids = jobQueue.enqueueAll(requests);
+        for (int n = 0; n < requests.size(); n++) {
+            assertThat(database.jdbc().queryForObject("SELECT (payload->>'orderId')::int FROM workrow_job WHERE id = ?",
+                    Integer.class, ids.get(n))).isEqualTo(n);
+        }
+    }
+
+    @Test
     void payloadOverTheLimitIsRejectedNamingTheSetting() {
         String big = "x".repeat(2000);
         assertThatThrownBy(() -> jobQueue.enqueue("a", new Receipt(1, big)))

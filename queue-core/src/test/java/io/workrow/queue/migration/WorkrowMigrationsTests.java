@@ -3,9 +3,12 @@ package io.workrow.queue.migration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
-import org.flywaydb.core.Flyway;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,7 +39,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(7);
+        assertThat(migrations.migrate()).isEqualTo(8);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
@@ -44,7 +47,7 @@ class WorkrowMigrationsTests {
                         + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(13);
+                Integer.class)).isEqualTo(14);
     }
 
     @Test
@@ -63,11 +66,34 @@ class WorkrowMigrationsTests {
                 """);
 
         assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
-                .isEqualTo(1);
+                .isEqualTo(2);
         assertThat(database.jdbc().queryForList(
                 "SELECT fairness_key FROM upgraded.workrow_job ORDER BY id", String.class))
                 .as("pending and dead jobs may still run and are keyed; finished history is left keyless")
                 .containsExactly("tenant-a", "tenant-b", "", "");
+    }
+
+    @Test
+    void everyJobPendingBeforeTheClaimIndexesWereSplitIsStillClaimed() {
+        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
+                .schemas("split").defaultSchema("split").createSchemas(true)
+                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target("7")
+                .load().migrate();
+        // Without keys; with a partition key; with only a fairness key; with a partition key but the
+        // fairness key '' (as a producer older than version 7 writes it).
+        database.jdbc().update("""
+                INSERT INTO split.workrow_job (queue, partition_key, fairness_key, partition_bucket, payload,
+                                               max_attempts)
+                VALUES ('reports', NULL, '', 0, '{}', 3), ('reports', 'order-1', 'order-1', 0, '{}', 3),
+                       ('reports', NULL, 'tenant-a', 0, '{}', 3), ('reports', 'order-2', '', 0, '{}', 3)
+                """);
+
+        SqlIdentifier schema = SqlIdentifier.of("schema", "split");
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).isEqualTo(1);
+        assertThat(new JobStore(database.dataSource(), schema)
+                .claim("reports", "w", 10, Duration.ofMinutes(1)))
+                .extracting(ClaimedJob::partitionKey)
+                .containsExactlyInAnyOrder(null, "order-1", null, "order-2");
     }
 
     @Test

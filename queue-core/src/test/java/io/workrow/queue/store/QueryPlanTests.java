@@ -35,6 +35,7 @@ class QueryPlanTests {
     private static final Map<String, String> EXEMPT = Map.of(
             "QUEUE_STATS", "the operator's view over every row; documented as not for scrapes",
             "JOB_TABLE_CHECK", "LIMIT 0: planned, never executed",
+            "JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS", "an insert without ON CONFLICT reads no index",
             "QUEUE_PAUSE", "workrow_queue_pause, one row per paused queue",
             "QUEUE_RESUME", "workrow_queue_pause",
             "QUEUE_PAUSED", "workrow_queue_pause",
@@ -65,9 +66,9 @@ class QueryPlanTests {
                 Set.of("workrow_job_idempotency_idx")));
         CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q1}', '{key-1}'",
                 Set.of("workrow_job_idempotency_idx")));
-        CHECKS.put("JOB_CLAIM", new Check("text, text, boolean, text, int, text, bigint",
-                "'q1', 'q1', false, 'q1', 16, 'w', 300000",
-                Set.of("workrow_job_claim_idx")));
+        CHECKS.put("JOB_CLAIM", new Check("text, boolean, text, text, int, text, int, int, text, bigint",
+                "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
+                Set.of("workrow_job_unkeyed_claim_idx", "workrow_job_keyed_claim_idx"), true));
         CHECKS.put("JOB_COMPLETE_MANY", new Check("bigint[], bigint[]", ids + ", " + ids, Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_COMPLETE", new Check("bigint, bigint", "1, 1", Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_FAIL_MANY", new Check("bigint[], bigint[], text[], bigint[], boolean[]",
@@ -87,10 +88,10 @@ class QueryPlanTests {
         CHECKS.put("JOB_RETIRE_EXHAUSTED", new Check("int", "1000", Set.of("workrow_job_exhausted_idx")));
         CHECKS.put("JOB_PRUNE_FINISHED", new Check("text, bigint, int", "'completed', 604800000, 1000",
                 Set.of("workrow_job_finished_idx")));
-        // The pending arm may read either index of pending rows (claim or fair claim): both are led
-        // by queue; the check against scans of the table covers it.
-        CHECKS.put("QUEUE_DEPTH", new Check("", "", Set.of("workrow_job_scheduled_idx", "workrow_job_lease_idx",
-                "workrow_job_dead_idx"), true));
+        // The keyed pending arm may read either index of keyed pending rows (claim or fair claim):
+        // both are led by queue; the check against scans of the table covers it.
+        CHECKS.put("QUEUE_DEPTH", new Check("", "", Set.of("workrow_job_unkeyed_claim_idx", "workrow_job_scheduled_idx",
+                "workrow_job_lease_idx", "workrow_job_dead_idx"), true));
         CHECKS.put("JOB_LIST_RUNNING", new Check("text, text, int", "'q1', 'q1', 100", Set.of("workrow_job_lease_idx")));
         CHECKS.put("JOB_LIST_DEAD", new Check("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
                 Set.of("workrow_job_finished_idx", "workrow_job_dead_idx")));
@@ -187,9 +188,10 @@ class QueryPlanTests {
     /** Shared buffers one claim of 16 touches, from EXPLAIN (ANALYZE, BUFFERS), rolled back. */
     private static int claimBuffers() throws SQLException {
         String sql = JobSql.render(JobSql.JOB_CLAIM, database.schema());
-        return ClaimCost.buffers(database, numbered(sql).replace("$1", "'q1'").replace("$2", "'q1'")
-                .replace("$3", "false").replace("$4", "'q1'").replace("$5", "16").replace("$6", "'w'")
-                .replace("$7", "300000"));
+        // Highest first, so that $1 does not match the start of $10.
+        return ClaimCost.buffers(database, numbered(sql).replace("$10", "300000").replace("$9", "'w'")
+                .replace("$8", "16").replace("$7", "16").replace("$6", "'q1'").replace("$5", "16")
+                .replace("$4", "'q1'").replace("$3", "'q1'").replace("$2", "false").replace("$1", "'q1'"));
     }
 
     private static String explain(Connection connection, String sql, Check check, String mode) throws SQLException {
