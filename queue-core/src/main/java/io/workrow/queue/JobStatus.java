@@ -18,7 +18,7 @@ public enum JobStatus {
 
     /**
      * Due later ({@code run_at} in the future: enqueued for later, or waiting out a retry's
-     * backoff); made pending when it falls due. Kept out of the claim index so claims never read it.
+     * backoff); made pending when it falls due. Kept out of the claim indexes so claims never read it.
      */
     SCHEDULED,
     /** Due, waiting to be claimed. */

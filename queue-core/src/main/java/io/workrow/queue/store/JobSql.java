@@ -352,7 +352,7 @@ final class JobSql {
      * The middle of every fair claim: the first {@code take} due jobs of each chosen group in
      * claim order (priority, due time, id), read from workrow_job_fair_claim_idx and, for the group
      * {@code ''}, also from workrow_job_unkeyed_claim_idx (for any other group that branch is cut
-     * off before it reads anything), each with its turn ({@code turn_base} plus
+     * off before it reads anything; for {@code ''} the first {@code take} of both), each with its turn ({@code turn_base} plus
      * {@code turn_step} per place), then the first {@code :limit} of them by turn that no other
      * claim holds, locked. The {@code :pool} best candidates are offered to the lock, so claims
      * running at once on several nodes each still find a batch. Each claim then writes its state
@@ -380,6 +380,8 @@ final class JobSql {
                              AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
                            ORDER BY job.priority, job.run_at, job.id
                            LIMIT chosen.take)) AS group_job
+                    ORDER BY group_job.priority, group_job.run_at, group_job.id
+                    LIMIT chosen.take
                 ) AS pick
             ), locked AS MATERIALIZED (
                 SELECT job.id, candidate.fairness_key, candidate.turn

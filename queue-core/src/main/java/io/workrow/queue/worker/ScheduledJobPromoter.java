@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Makes scheduled jobs pending when they fall due, every poll interval: jobs due later (enqueued
- * for later, or waiting out a retry's backoff) stay out of the claim index until then, so a claim
+ * for later, or waiting out a retry's backoff) stay out of the claim indexes until then, so a claim
  * reads only what it may take however many jobs wait ahead. Every runtime runs it; each pass skips
  * rows another runtime is promoting. Promoted queues are woken here and, through the database's
  * notification, on every other node.

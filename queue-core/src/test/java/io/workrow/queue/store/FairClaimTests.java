@@ -165,6 +165,21 @@ class FairClaimTests {
                 .containsExactlyInAnyOrder(own, partition, emptyPartition, none, older);
     }
 
+    @Test
+    void theGroupWithoutAKeyTakesItsTurnOnceThoughItsJobsLieInTwoIndexes() {
+        // Jobs without keys are in the unkeyed claim index; a job with the partition key "" has the
+        // fairness key '' too but is in the keyed indexes. Both are the group ''.
+        enqueue(null, 3);
+        enqueue("", 3);
+        enqueue("a", 3);
+        assertThat(byKey(store.claimSpaced("reports", "w", 16, LEASE, false, 1)))
+                .as("one start per group").isEqualTo(Map.of("", 1L, "a", 1L));
+        assertThat(byKey(store.claimWeighted("reports", "w", 2, LEASE, false)))
+                .as("equal shares").isEqualTo(Map.of("", 1L, "a", 1L));
+        assertThat(byKey(store.claimBurst("reports", "w", 16, LEASE, false, 1000)))
+                .as("the rest, each once").isEqualTo(Map.of("", 4L, "a", 1L));
+    }
+
     /** Eight claimers at once, as eight nodes would claim, until the key's window is spent. */
     @Test
     void burstNeverStartsMoreThanTheRateInAMinuteWithEightClaimersAtOnce() {

@@ -118,10 +118,14 @@ final class WorkrowContender implements Contender {
 
     @Override
     public long unfinished() {
-        // One count per status, so that each reads its partial index, not the retained history.
+        // One count per partial index (pending jobs without and with keys, running jobs), so that
+        // none reads the retained history.
         String job = SCHEMA.quoted() + ".workrow_job";
-        return database.count("SELECT (SELECT count(*) FROM " + job + " WHERE status = 'pending') + (SELECT count(*) FROM "
-                + job + " WHERE status = 'running')");
+        return database.count("SELECT (SELECT count(*) FROM " + job + " WHERE status = 'pending'"
+                + " AND partition_key IS NULL AND fairness_key = '')"
+                + " + (SELECT count(*) FROM " + job + " WHERE status = 'pending'"
+                + " AND (partition_key IS NOT NULL OR fairness_key <> ''))"
+                + " + (SELECT count(*) FROM " + job + " WHERE status = 'running')");
     }
 
     @Override
