@@ -17,6 +17,14 @@ class WorkrowMigrationsTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
 
+    /** Workrow's schema as an older version left it: migrated up to {@code version} only. */
+    private static void migrateUpTo(String schema, String version) {
+        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
+                .schemas(schema).defaultSchema(schema).createSchemas(true)
+                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target(version)
+                .load().migrate();
+    }
+
     private int tablesNamed(String name) {
         return database.jdbc().queryForObject("SELECT count(*) FROM pg_tables WHERE tablename = ?", Integer.class, name);
     }
@@ -52,10 +60,7 @@ class WorkrowMigrationsTests {
 
     @Test
     void jobsQueuedBeforeFairQueuingTakeTheirPartitionKeyAsFairnessKey() {
-        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
-                .schemas("upgraded").defaultSchema("upgraded").createSchemas(true)
-                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target("6")
-                .load().migrate();
+        migrateUpTo("upgraded", "6");
         database.jdbc().update("""
                 INSERT INTO upgraded.workrow_job (queue, partition_key, partition_bucket, payload, max_attempts, status,
                                                   finished_at)
@@ -75,10 +80,7 @@ class WorkrowMigrationsTests {
 
     @Test
     void everyJobPendingBeforeTheClaimIndexesWereSplitIsStillClaimed() {
-        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
-                .schemas("split").defaultSchema("split").createSchemas(true)
-                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target("7")
-                .load().migrate();
+        migrateUpTo("split", "7");
         // Without keys; with a partition key; with only a fairness key; with a partition key but the
         // fairness key '' (as a producer older than version 7 writes it).
         database.jdbc().update("""
