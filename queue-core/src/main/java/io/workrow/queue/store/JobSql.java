@@ -23,6 +23,17 @@ package io.workrow.queue.store;
  */
 final class JobSql {
 
+    /**
+     * A pending job of {@code job} without a partition or fairness key: the predicate of
+     * workrow_job_unkeyed_claim_idx (V8), written as the index states it so that the planner can
+     * prove a query may use the index. Every statement that reads pending jobs in claim order
+     * reads this part and {@link #KEYED}, which together are every pending job.
+     */
+    private static final String UNKEYED = "job.partition_key IS NULL AND job.fairness_key = ''";
+
+    /** A pending job with a key: the predicate of workrow_job_keyed_claim_idx and workrow_job_fair_claim_idx. */
+    private static final String KEYED = "(job.partition_key IS NOT NULL OR job.fairness_key <> '')";
+
     private JobSql() {
     }
 
@@ -157,19 +168,19 @@ final class JobSql {
                        AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
                        AS open
             ), unkeyed AS (
-                SELECT id, priority, run_at
-                FROM {job}
-                WHERE queue = ? AND status = 'pending' AND partition_key IS NULL AND fairness_key = ''
-                  AND run_at <= now() AND (SELECT open FROM open)
-                ORDER BY priority, run_at, id
+                SELECT job.id, job.priority, job.run_at
+                FROM {job} AS job
+                WHERE job.queue = ? AND job.status = 'pending' AND {unkeyed}
+                  AND job.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY job.priority, job.run_at, job.id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             ), keyed AS (
-                SELECT id, priority, run_at
-                FROM {job}
-                WHERE queue = ? AND status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
-                  AND run_at <= now() AND (SELECT open FROM open)
-                ORDER BY priority, run_at, id
+                SELECT job.id, job.priority, job.run_at
+                FROM {job} AS job
+                WHERE job.queue = ? AND job.status = 'pending' AND {keyed}
+                  AND job.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY job.priority, job.run_at, job.id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             ), due AS (
@@ -219,14 +230,14 @@ final class JobSql {
                 FROM ((SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
                        FROM {job} AS job
                        WHERE job.queue = :queue AND job.status = 'pending'
-                         AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                         AND {unkeyed} AND job.run_at <= now()
                        ORDER BY job.priority, job.run_at, job.id
                        LIMIT :walk)
                       UNION ALL
                       (SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
                        FROM {job} AS job
                        WHERE job.queue = :queue AND job.status = 'pending'
-                         AND (job.partition_key IS NOT NULL OR job.fairness_key <> '') AND job.run_at <= now()
+                         AND {keyed} AND job.run_at <= now()
                        ORDER BY job.priority, job.run_at, job.id
                        LIMIT :walk)
                       ORDER BY priority, run_at, id
@@ -279,7 +290,7 @@ final class JobSql {
                  FROM ((SELECT job.id, job.priority, job.run_at
                         FROM {job} AS job
                         WHERE job.queue = :queue AND job.status = 'pending'
-                          AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                          AND {unkeyed} AND job.run_at <= now()
                         ORDER BY job.priority, job.run_at, job.id
                         LIMIT :limit)
                        UNION ALL
@@ -317,7 +328,7 @@ final class JobSql {
                 (SELECT job.fairness_key
                  FROM {job} AS job
                  WHERE job.queue = :queue AND job.status = 'pending'
-                   AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
+                   AND {keyed}
                  ORDER BY job.fairness_key
                  LIMIT 1)
                 UNION ALL
@@ -327,7 +338,7 @@ final class JobSql {
                     SELECT job.fairness_key
                     FROM {job} AS job
                     WHERE job.queue = :queue AND job.status = 'pending'
-                      AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
+                      AND {keyed}
                       AND job.fairness_key > keyed.fairness_key
                     ORDER BY job.fairness_key
                     LIMIT 1) AS next
@@ -335,7 +346,7 @@ final class JobSql {
                 SELECT '' AS fairness_key
                 WHERE EXISTS (SELECT 1 FROM {job} AS job
                               WHERE job.queue = :queue AND job.status = 'pending'
-                                AND job.partition_key IS NULL AND job.fairness_key = '')
+                                AND {unkeyed})
                 UNION
                 SELECT keyed.fairness_key FROM keyed
             ), settings AS MATERIALIZED (
@@ -369,14 +380,14 @@ final class JobSql {
                            FROM {job} AS job
                            WHERE chosen.fairness_key = ''
                              AND job.queue = :queue AND job.status = 'pending'
-                             AND job.partition_key IS NULL AND job.fairness_key = '' AND job.run_at <= now()
+                             AND {unkeyed} AND job.run_at <= now()
                            ORDER BY job.priority, job.run_at, job.id
                            LIMIT chosen.take)
                           UNION ALL
                           (SELECT job.id, job.priority, job.run_at
                            FROM {job} AS job
                            WHERE job.queue = :queue AND job.status = 'pending'
-                             AND (job.partition_key IS NOT NULL OR job.fairness_key <> '')
+                             AND {keyed}
                              AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
                            ORDER BY job.priority, job.run_at, job.id
                            LIMIT chosen.take)) AS group_job
@@ -841,11 +852,10 @@ final class JobSql {
             SELECT queue, 'pending' AS status, sum(jobs) AS jobs,
                    coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
             FROM (SELECT queue, count(*) AS jobs, min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
-                  FROM {job} WHERE status = 'pending' AND partition_key IS NULL AND fairness_key = '' GROUP BY queue
+                  FROM {job} AS job WHERE job.status = 'pending' AND {unkeyed} GROUP BY queue
                   UNION ALL
                   SELECT queue, count(*), min(run_at) FILTER (WHERE run_at <= now())
-                  FROM {job} WHERE status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
-                  GROUP BY queue) AS pending
+                  FROM {job} AS job WHERE job.status = 'pending' AND {keyed} GROUP BY queue) AS pending
             GROUP BY queue
             UNION ALL
             SELECT queue, 'scheduled', count(*), 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
@@ -955,7 +965,8 @@ final class JobSql {
 
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
-        return sql.replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
+        return sql.replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+                .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
                 .replace("{breaker}", schema.quoted() + ".workrow_breaker")
