@@ -84,6 +84,14 @@ final class JobExecutor {
             running.markFinishing();
             return JobResult.of(running, JobResult.Kind.ABANDON, Duration.ZERO);
         }
+        if (running.leaseRunningOut()) {
+            // Its lease may be gone before a renewal can tell: starting it could run it beside its
+            // next owner. Handed back, fenced: back to pending if the lease is still this worker's.
+            log.warn("{} waited in line {} since its lease was last confirmed, past two thirds of it; handing it"
+                    + " back unstarted", running, running.sinceLeaseConfirmed());
+            running.markFinishing();
+            return JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO);
+        }
         Object payload;
         try {
             payload = codec.decode(running.job().payloadJson(), registration.payloadType());

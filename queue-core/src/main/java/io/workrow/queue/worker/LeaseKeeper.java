@@ -114,8 +114,14 @@ final class LeaseKeeper {
         if (held.isEmpty()) {
             return;
         }
+        long sentNanos = System.nanoTime();
         Set<Long> renewed = store.renewLeases(held.stream()
                 .map(job -> new LeaseRenewal(job.id(), job.job().leaseToken(), job.lease())).toList());
+        for (RunningJob job : held) {
+            if (renewed.contains(job.id())) {
+                job.leaseConfirmed(sentNanos);
+            }
+        }
         List<RunningJob> missing = held.stream().filter(job -> !renewed.contains(job.id())).toList();
         if (missing.isEmpty()) {
             return;

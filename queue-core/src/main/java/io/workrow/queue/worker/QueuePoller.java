@@ -145,10 +145,11 @@ final class QueuePoller implements Runnable {
             wakeup.await(VERDICT_WAIT);
             return busy;
         }
+        long claimSentNanos = System.nanoTime();
         List<ClaimedJob> claimed = claim(wanted);
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedJob job : claimed) {
-            RunningJob held = new RunningJob(job, registration);
+            RunningJob held = new RunningJob(job, registration, claimSentNanos);
             room.acquireUninterruptibly();
             inFlight.add(held);
             inLine.add(held);

@@ -30,14 +30,41 @@ final class RunningJob {
     private final HandlerRegistration registration;
     private final AtomicReference<Stop> stop = new AtomicReference<>();
     private volatile Duration lease;
+    /** When the last claim or renewal that confirmed the lease was sent: the lease runs from no earlier. */
+    private volatile long leaseConfirmedNanos;
     private volatile long startedNanos;
     private volatile boolean finishing;
     private Thread thread;
 
-    RunningJob(ClaimedJob job, HandlerRegistration registration) {
+    /** @param claimSentNanos when the claim statement that granted the lease was sent ({@link System#nanoTime()}) */
+    RunningJob(ClaimedJob job, HandlerRegistration registration, long claimSentNanos) {
         this.job = job;
         this.registration = registration;
         this.lease = registration.options().lease();
+        this.leaseConfirmedNanos = claimSentNanos;
+    }
+
+    /** A renewal sent at {@code sentNanos} found the lease still this worker's and moved it on. */
+    void leaseConfirmed(long sentNanos) {
+        if (sentNanos - leaseConfirmedNanos > 0) {
+            leaseConfirmedNanos = sentNanos;
+        }
+    }
+
+    /**
+     * Whether less than a third of the lease is left, as far as this worker knows: the database
+     * set the expiry from its own time when the statement ran, which is no earlier than when this
+     * worker sent it, so the lease lasts at least until then plus its length. A job waiting in line
+     * that long (its renewals failing, or this JVM frozen) must not start: the sweeper may have
+     * given it to another worker, or will before a renewal could keep it.
+     */
+    boolean leaseRunningOut() {
+        return System.nanoTime() - leaseConfirmedNanos > lease.toNanos() / 3 * 2;
+    }
+
+    /** How long since the lease was last confirmed. */
+    Duration sinceLeaseConfirmed() {
+        return Duration.ofNanos(System.nanoTime() - leaseConfirmedNanos);
     }
 
     ClaimedJob job() {
