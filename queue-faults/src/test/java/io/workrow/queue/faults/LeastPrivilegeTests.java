@@ -1,0 +1,96 @@
+package io.workrow.queue.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.maintenance.ExhaustedJobRetirer;
+import io.workrow.queue.maintenance.RetentionPruner;
+import io.workrow.queue.maintenance.StaleLeaseSweeper;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.worker.QueueOptions;
+import io.workrow.queue.worker.WorkerRuntime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+
+/**
+ * The runtime, the producer, the operator API and maintenance under a role that may only read
+ * and write rows: the migrations ran as the schema's owner, the application connects as a role
+ * with DML on the tables and use of the sequences, and no right to change the schema.
+ */
+class LeastPrivilegeTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private static final String ROLE = "workrow_dml_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+
+    @BeforeAll
+    static void role() {
+        JdbcTemplate owner = database.jdbc();
+        owner.execute("CREATE ROLE " + ROLE + " LOGIN");
+        owner.execute("GRANT USAGE ON SCHEMA public TO " + ROLE);
+        owner.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + ROLE);
+        owner.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + ROLE);
+        // What PostgreSQL grants to PUBLIC by default is taken away, so only the grants above count.
+        owner.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
+    }
+
+    @AfterAll
+    static void dropRole() {
+        JdbcTemplate owner = database.jdbc();
+        owner.execute("REASSIGN OWNED BY " + ROLE + " TO CURRENT_USER");
+        owner.execute("DROP OWNED BY " + ROLE);
+        owner.execute("DROP ROLE " + ROLE);
+    }
+
+    @Test
+    void aRoleWithOnlyDmlRunsEverything() {
+        SimpleDriverDataSource dml = new SimpleDriverDataSource(new org.postgresql.Driver(), database.jdbcUrl(), ROLE, "");
+        JdbcTemplate asRole = new JdbcTemplate(dml);
+        assertThat(asRole.queryForObject("SELECT has_schema_privilege(current_user, 'public', 'CREATE')", Boolean.class))
+                .as("the role cannot change the schema").isFalse();
+        JobStore store = new JobStore(dml, SqlIdentifier.of("schema", "public"));
+        JdbcJobQueue queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
+        List<Long> ids = new ArrayList<>(queue.enqueueAll(List.of(JobRequest.of("least", Map.of("n", 1)),
+                JobRequest.of("least", Map.of("n", 2)).idempotencyKey("once"),
+                JobRequest.of("least", Map.of("n", 3)).partitionKey("k"))));
+        ids.add(queue.enqueue(JobRequest.of("least", Map.of("n", 4)).idempotencyKey("once")));
+        ids.add(queue.enqueue(JobRequest.of("least", Map.of("n", 5)).delay(Duration.ofMillis(300))));
+        List<Integer> handled = java.util.Collections.synchronizedList(new ArrayList<>());
+        WorkerRuntime runtime = WorkerRuntime.builder(dml)
+                .handler("least", Map.class, (payload, job) -> handled.add((Integer) payload.get("n")), QueueOptions.defaults())
+                .build();
+        runtime.start();
+        try {
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() == 4);
+        } finally {
+            runtime.stop();
+        }
+        assertThat(handled).containsExactlyInAnyOrder(1, 2, 3, 5);
+        JdbcQueueAdmin admin = new JdbcQueueAdmin(store);
+        admin.pause("least", "maintenance window");
+        assertThat(admin.pausedQueues()).containsExactly("least");
+        assertThat(admin.resume("least")).isTrue();
+        assertThat(admin.stats()).isNotEmpty();
+        new StaleLeaseSweeper(store, 100).runOnce();
+        new ExhaustedJobRetirer(store, 100).runOnce();
+        assertThat(new RetentionPruner(store, Map.of(JobStatus.COMPLETED, Duration.ZERO), 100).runOnce())
+                .as("finished jobs pruned by the role").isEqualTo(4);
+    }
+}

@@ -1,0 +1,51 @@
+package io.workrow.queue.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+
+/**
+ * Runs the protocol's model check (scripts/model-check.sh, spin): its properties hold, and every
+ * mutant is caught.
+ */
+@DisabledOnOs(OS.WINDOWS)
+class ProtocolModelTests {
+
+    @Test
+    void theProtocolModelHoldsAndItsMutantsAreCaught() throws Exception {
+        if (!onPath("spin") || !onPath("gcc")) {
+            // Skipped only outside CI, whose script installs both.
+            assertThat(System.getenv("CI")).as("spin and gcc are needed for the model check: apt-get install spin gcc")
+                    .isNull();
+            Assumptions.abort("spin or gcc is not installed");
+        }
+        Path output = Files.createTempFile("model-check", ".txt");
+        Process check = new ProcessBuilder("bash", "scripts/model-check.sh").redirectErrorStream(true)
+                .redirectOutput(output.toFile()).start();
+        boolean ended = check.waitFor(10, TimeUnit.MINUTES);
+        if (!ended) {
+            check.destroyForcibly();
+        }
+        String printed = Files.readString(output);
+        System.out.print(printed);
+        assertThat(ended).as("model check ended").isTrue();
+        assertThat(check.exitValue()).as(printed).isZero();
+        assertThat(printed.lines().filter(line -> line.contains("as expected"))).hasSize(5);
+    }
+
+    private static boolean onPath(String command) {
+        for (String directory : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(directory, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
