@@ -70,6 +70,7 @@ public final class JobStore {
     /** For Workrow's own threads, which never run inside an application transaction; timed out. */
     private final JdbcTemplate timed;
     private final SqlIdentifier schema;
+    private final Duration statementTimeout;
     private final String channel;
     private final String insertMany;
     private final String insertManyWithoutIdempotencyKeys;
@@ -119,6 +120,7 @@ public final class JobStore {
         this.timed = new JdbcTemplate(dataSource);
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.schema = schema;
+        this.statementTimeout = statementTimeout;
         this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
         this.insertManyWithoutIdempotencyKeys = JobSql.render(JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
@@ -159,6 +161,14 @@ public final class JobStore {
     /** The schema this store's statements address. */
     public SqlIdentifier schema() {
         return schema;
+    }
+
+    /**
+     * This store's statements, schema and statement timeout on other connections: the runtime's
+     * lease keeper and result writer each run theirs on a connection reserved for them.
+     */
+    public JobStore on(DataSource dataSource) {
+        return new JobStore(dataSource, schema, statementTimeout);
     }
 
     /** The circuit breaker statements, on this store's connections. */

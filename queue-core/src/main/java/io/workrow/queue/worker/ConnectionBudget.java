@@ -7,11 +7,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * How many connections a runtime may hold at once, and a start-up warning when the pool is
- * smaller: the listener holds one for good; each poller, the result writer, the lease keeper, the
- * scheduled job promoter, maintenance and (with ordered queues) the worker registry borrow one per
- * statement; every transactional handler holds one while it runs.
- * A pool below that makes handlers, claims and renewals queue for connections, and a renewal that
- * waits too long costs a lease.
+ * smaller: the listener, the result writer and the lease keeper hold one each for good
+ * ({@link ReservedConnection}); each poller, the scheduled job promoter, maintenance and (with
+ * ordered queues) the worker registry borrow one per statement; every transactional handler holds
+ * one while it runs. A pool below that makes handlers and claims queue for connections.
  */
 final class ConnectionBudget {
 

@@ -99,7 +99,7 @@ final class JobExecutor {
             return JobResult.failed(running, JobResult.Kind.UNREADABLE, errors.describe(e), Duration.ZERO,
                     Duration.ZERO, e);
         }
-        JobRunContext context = new JobRunContext(running, store, keeper);
+        JobRunContext context = new JobRunContext(running, keeper);
         running.attach(Thread.currentThread());
         try {
             if (registration.isTransactional()) {

@@ -3,7 +3,6 @@ package io.workrow.queue.worker;
 import io.workrow.queue.JobContext;
 import io.workrow.queue.JobLeaseLostException;
 import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -15,13 +14,11 @@ import java.time.Instant;
 final class JobRunContext implements JobContext {
 
     private final RunningJob running;
-    private final JobStore store;
     private final LeaseKeeper keeper;
     private volatile String step;
 
-    JobRunContext(RunningJob running, JobStore store, LeaseKeeper keeper) {
+    JobRunContext(RunningJob running, LeaseKeeper keeper) {
         this.running = running;
-        this.store = store;
         this.keeper = keeper;
         this.step = running.job().step();
     }
@@ -69,7 +66,7 @@ final class JobRunContext implements JobContext {
     public void extendLease(Duration lease) {
         Settings.requirePositive("lease", lease);
         failIfLost("extend its lease");
-        if (!keeper.call(() -> store.extendLease(running.held(), lease))) {
+        if (!keeper.call(store -> store.extendLease(running.held(), lease))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("extend its lease");
         }
@@ -84,7 +81,7 @@ final class JobRunContext implements JobContext {
     @Override
     public void saveStep(String step) {
         failIfLost("save step '" + step + "'");
-        if (!keeper.call(() -> store.saveStep(running.held(), step))) {
+        if (!keeper.call(store -> store.saveStep(running.held(), step))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("save step '" + step + "'");
         }

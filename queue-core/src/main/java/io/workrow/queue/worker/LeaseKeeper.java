@@ -9,11 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,10 +78,11 @@ final class LeaseKeeper {
 
     /**
      * Runs a handler's own write ({@code extendLease}, {@code saveStep}) on the keeper's thread and
-     * waits for it: it commits on its own, whatever transaction the handler's thread has open.
+     * connection and waits for it: it commits on its own, whatever transaction the handler's thread
+     * has open, and waits for no connection when the application's pool is exhausted.
      */
-    <T> T call(Callable<T> write) {
-        Future<T> result = thread.submit(write);
+    <T> T call(Function<JobStore, T> write) {
+        Future<T> result = thread.submit(() -> write.apply(store));
         boolean interrupted = false;
         try {
             while (true) {

@@ -45,8 +45,10 @@ import org.slf4j.LoggerFactory;
  * <p>While started, the runtime keeps the JVM alive (one non-daemon thread), as a message listener
  * container does, so a worker-only application does not exit when its main thread ends.
  *
- * <p>Connections, at most at once: the listener holds one; each poller, the result writer and the
- * lease keeper borrow one per statement; a transactional handler holds one while it runs.
+ * <p>Connections, at most at once: the listener, the result writer and the lease keeper hold one
+ * each for as long as the runtime runs, so an application that takes every other connection of
+ * its pool delays no renewal and no outcome; each poller, the promoter and maintenance borrow one
+ * per statement; a transactional handler holds one while it runs.
  */
 public final class WorkerRuntime implements AutoCloseable {
 
@@ -68,6 +70,8 @@ public final class WorkerRuntime implements AutoCloseable {
     private final Set<String> queues;
     private final QueueMetrics metrics;
     private final ConnectionBudget connectionBudget;
+    private final ReservedConnection writerConnection;
+    private final ReservedConnection keeperConnection;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private Thread listenerThread;
     private volatile boolean stopping;
@@ -91,7 +95,9 @@ public final class WorkerRuntime implements AutoCloseable {
                 .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
         // An ordered queue's key takes its next job once the last one's outcome is written: look again then.
-        this.writer = new ResultWriter(store, inFlight, builder.metrics, breakers, queue -> {
+        this.writerConnection = new ReservedConnection(builder.dataSource, "result writer");
+        this.keeperConnection = new ReservedConnection(builder.dataSource, "lease keeper");
+        this.writer = new ResultWriter(store.on(writerConnection), inFlight, builder.metrics, breakers, queue -> {
             if (orderedQueues.contains(queue)) {
                 wake(queue);
             }
@@ -101,7 +107,7 @@ public final class WorkerRuntime implements AutoCloseable {
                                 + registration.options().prefetch()).sum());
         Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
                 .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
-        this.keeper = new LeaseKeeper(store, inFlight, LeaseKeeper.renewalInterval(shortestLease));
+        this.keeper = new LeaseKeeper(store.on(keeperConnection), inFlight, LeaseKeeper.renewalInterval(shortestLease));
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
@@ -196,6 +202,11 @@ public final class WorkerRuntime implements AutoCloseable {
         Thread keepAlive = new Thread(this::awaitStop, "workrow-keep-alive");
         keepAlive.setDaemon(false);
         keepAlive.start();
+        if (!pollers.isEmpty()) {
+            // Before any job is claimed: renewals and outcomes then never wait for the pool.
+            writerConnection.reserve();
+            keeperConnection.reserve();
+        }
         writer.start();
         keeper.start();
         if (!pollers.isEmpty()) {
@@ -254,6 +265,8 @@ public final class WorkerRuntime implements AutoCloseable {
             promoter.stop();
             writer.stop(shutdownTimeout);
             keeper.stop();
+            writerConnection.release();
+            keeperConnection.release();
             if (listener != null) {
                 listener.stop();
                 joinUntil(listenerThread, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
