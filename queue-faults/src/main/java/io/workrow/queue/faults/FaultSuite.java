@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.JobStore;
@@ -55,7 +56,8 @@ public final class FaultSuite {
 
     /** Every scenario, by the name its figures carry. */
     public static final List<String> SCENARIOS = List.of("kill-9", "sigstop", "long-jobs", "sigterm", "pg-restart",
-            "listener", "pgbouncer", "poison", "idempotency", "clock-skew", "retry-storm", "held-xmin", "soak");
+            "listener", "pgbouncer", "poison", "idempotency", "clock-skew", "retry-storm", "held-xmin", "pool-exhaustion",
+            "soak");
 
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final Duration START = Duration.ofMinutes(2);
@@ -69,6 +71,7 @@ public final class FaultSuite {
     private final Scale scale;
     private final Path logDirectory;
     private final JdbcTemplate jdbc;
+    private final JobStore store;
     private final JdbcJobQueue queue;
     private final FaultChecker checker;
     private final List<WorkerJvm> started = new ArrayList<>();
@@ -78,8 +81,8 @@ public final class FaultSuite {
         this.scale = scale;
         this.logDirectory = logDirectory;
         this.jdbc = database.jdbc();
-        this.queue = new JdbcJobQueue(new JobStore(database.dataSource(), SqlIdentifier.of("schema", "public")),
-                JacksonPayloadCodec.withDefaultMapper());
+        this.store = new JobStore(database.dataSource(), SqlIdentifier.of("schema", "public"));
+        this.queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         this.checker = new FaultChecker(jdbc);
         Ledgers.install(jdbc);
     }
@@ -99,6 +102,7 @@ public final class FaultSuite {
             case "clock-skew" -> this::clockSkew;
             case "retry-storm" -> this::retryStorm;
             case "held-xmin" -> this::heldXmin;
+            case "pool-exhaustion" -> this::exhaustPool;
             case "soak" -> this::soak;
             default -> throw new IllegalArgumentException("No scenario " + scenario + "; there are " + SCENARIOS);
         };
@@ -597,6 +601,51 @@ public final class FaultSuite {
     }
 
     /** Enqueues a phase's jobs of 5 ms at once and returns how fast they drained, in jobs/s. */
+    /**
+     * The worker's application takes every connection its pool has left (a burst of requests, or
+     * handlers of its own holding connections) for five leases, while the worker runs plain jobs
+     * four leases long; another node's sweeper (this process, every 200 ms) takes any lease that
+     * expires. The lease keeper and the result writer keep connections of their own: no lease may
+     * expire, no job may run twice, and every completion is written while the pool is still held.
+     */
+    private Map<String, Object> exhaustPool() {
+        WorkerJvm worker = start("pool-1", 0, "spring.datasource.hikari.maximum-pool-size=12",
+                "spring.datasource.hikari.connection-timeout=500",
+                "workrow.queues." + FaultWorker.POOL_HOG_QUEUE + ".concurrency=1");
+        worker.awaitStarted(START);
+        long jobMillis = 4 * LEASE.toMillis();
+        List<JobRequest> requests = new ArrayList<>();
+        for (int i = 0; i < CONCURRENCY / 2; i++) {
+            requests.add(JobRequest.of(FaultWorker.PLAIN_QUEUE, new FaultWorker.Work(jobMillis)));
+        }
+        List<Long> ids = queue.enqueueAll(requests);
+        Waits.until(Duration.ofSeconds(30), "the jobs to start", () -> jdbc.queryForObject(
+                "SELECT count(*) FROM fault_invocation", Long.class) == ids.size());
+        long hog = queue.enqueue(FaultWorker.POOL_HOG_QUEUE, new FaultWorker.Work(5 * LEASE.toMillis()));
+        Waits.until(Duration.ofSeconds(30), "the application to hold its pool", () -> jdbc.queryForObject(
+                "SELECT count(*) FROM fault_pool_hold", Long.class) == 1);
+        StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 100);
+        while (jdbc.queryForObject("SELECT count(*) FROM fault_pool_hold WHERE held_until IS NULL", Long.class) > 0) {
+            sweeper.runOnce();
+            Waits.sleep(200);
+        }
+        awaitCompleted(ids);
+        awaitCompleted(List.of(hog));
+        worker.terminate(Duration.ofSeconds(60));
+        Map<String, Object> figures = checker.check(ids);
+        figures.putAll(jdbc.queryForMap("""
+                SELECT hold.connections AS connections_held_by_application,
+                       round(extract(epoch FROM hold.held_until - hold.held_from) * 1000) AS pool_held_ms,
+                       (SELECT count(*) FROM workrow_job AS job
+                        WHERE job.id = ANY (?) AND job.finished_at BETWEEN hold.held_from AND hold.held_until)
+                           AS completed_while_pool_held
+                FROM fault_pool_hold AS hold
+                """, (Object) ids.toArray(Long[]::new)));
+        figures.put("job_millis", jobMillis);
+        figures.put("lease_millis", LEASE.toMillis());
+        return figures;
+    }
+
     private long drainRate(List<Long> into) {
         long started = System.nanoTime();
         List<Long> ids = enqueue(scale.pauseJobs(), 5);
@@ -615,7 +664,7 @@ public final class FaultSuite {
         String[] settings = {"workrow.queues." + FaultWorker.FLAKY_QUEUE + ".concurrency=4"};
         List<WorkerJvm> workers = startWorkers(92, List.of("soak-1", "soak-2", "soak-3"), settings);
         long deadlocksBefore = deadlocks();
-        JdbcQueueAdmin admin = new JdbcQueueAdmin(new JobStore(database.dataSource(), SqlIdentifier.of("schema", "public")));
+        JdbcQueueAdmin admin = new JdbcQueueAdmin(store);
         List<Long> ids = new ArrayList<>();
         long retried = 0;
         int kills = 0;

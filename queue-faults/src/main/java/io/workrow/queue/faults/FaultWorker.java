@@ -2,8 +2,13 @@ package io.workrow.queue.faults;
 
 import io.workrow.queue.JobContext;
 import io.workrow.queue.QueueHandler;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -33,6 +38,8 @@ public class FaultWorker {
     public static final String PLAIN_QUEUE = "fault-plain";
     /** A queue whose handler fails every first attempt, as a dependency that is down does. */
     public static final String FLAKY_QUEUE = "fault-flaky";
+    /** A queue whose handler takes every connection the pool has left, as a burst of requests does. */
+    public static final String POOL_HOG_QUEUE = "fault-pool-hog";
 
     /** How long the job works, in milliseconds. */
     public record Work(long millis) {
@@ -48,16 +55,18 @@ public class FaultWorker {
     Handler faultHandler(DataSource dataSource) {
         TransactionTemplate ownTransaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         ownTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
-        return new Handler(new JdbcTemplate(dataSource), ownTransaction);
+        return new Handler(dataSource, new JdbcTemplate(dataSource), ownTransaction);
     }
 
     static final class Handler {
 
+        private final DataSource dataSource;
         private final JdbcTemplate jdbc;
         private final TransactionTemplate ownTransaction;
         private final long pid = ProcessHandle.current().pid();
 
-        Handler(JdbcTemplate jdbc, TransactionTemplate ownTransaction) {
+        Handler(DataSource dataSource, JdbcTemplate jdbc, TransactionTemplate ownTransaction) {
+            this.dataSource = dataSource;
             this.jdbc = jdbc;
             this.ownTransaction = ownTransaction;
         }
@@ -91,6 +100,43 @@ public class FaultWorker {
         void halt(Work work, JobContext job) {
             recordInvocation(job);
             Runtime.getRuntime().halt(137);
+        }
+
+        /**
+         * Borrows connections until the pool's connection timeout says none is left, holds them
+         * for the work's time, then gives them back; the window is recorded on one of them.
+         */
+        @QueueHandler(POOL_HOG_QUEUE)
+        void hogThePool(Work work, JobContext job) throws SQLException, InterruptedException {
+            List<Connection> taken = new ArrayList<>();
+            try {
+                while (true) {
+                    try {
+                        taken.add(dataSource.getConnection());
+                    } catch (SQLException exhausted) {
+                        break;
+                    }
+                }
+                if (taken.isEmpty()) {
+                    throw new IllegalStateException("the pool gave no connection at all");
+                }
+                record(taken.get(0), Ledgers.RECORD_POOL_HELD, job.id(), taken.size());
+                Thread.sleep(work.millis());
+                record(taken.get(0), Ledgers.RECORD_POOL_RETURNED, job.id());
+            } finally {
+                for (Connection connection : taken) {
+                    connection.close();
+                }
+            }
+        }
+
+        private static void record(Connection connection, String sql, Object... parameters) throws SQLException {
+            try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                for (int i = 0; i < parameters.length; i++) {
+                    statement.setObject(i + 1, parameters[i]);
+                }
+                statement.executeUpdate();
+            }
         }
 
         /** Committed before the work, whatever becomes of this attempt; with this JVM's clock beside the database's. */

@@ -15,6 +15,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       the session that changed it (each worker JVM connects with an application name of its
  *       own), written by a trigger on {@code workrow_job}: a lease taken from a holder before it
  *       expired, or a lease ended by a worker that was not granted it, is seen whoever did it.</li>
+ *   <li>{@code fault_pool_hold}: when a worker's application held every connection of its pool,
+ *       and how many it took.</li>
  * </ul>
  */
 final class Ledgers {
@@ -34,6 +36,16 @@ final class Ledgers {
     static final String RECORD_EFFECT = """
             INSERT INTO fault_effect (job_id, worker, token)
             SELECT ?, ?, lease_token FROM workrow_job WHERE id = ?
+            """;
+
+    /** Records that the application now holds {@code connections}, all its pool would give: job id, count. */
+    static final String RECORD_POOL_HELD = """
+            INSERT INTO fault_pool_hold (job_id, connections) VALUES (?, ?)
+            """;
+
+    /** Records that the application gives its connections back: job id. */
+    static final String RECORD_POOL_RETURNED = """
+            UPDATE fault_pool_hold SET held_until = clock_timestamp() WHERE job_id = ?
             """;
 
     private static final String CREATE = """
@@ -63,6 +75,12 @@ final class Ledgers {
                 changed_by text NOT NULL,
                 changed_at timestamptz NOT NULL DEFAULT clock_timestamp()
             );
+            CREATE TABLE IF NOT EXISTS fault_pool_hold (
+                job_id bigint NOT NULL,
+                connections int NOT NULL,
+                held_from timestamptz NOT NULL DEFAULT clock_timestamp(),
+                held_until timestamptz
+            );
             CREATE OR REPLACE FUNCTION fault_lease_changed() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, old_expires_at, swept,
@@ -87,6 +105,6 @@ final class Ledgers {
 
     /** Empties the ledgers and the job table, for the next scenario. */
     static void clear(JdbcTemplate jdbc) {
-        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, workrow_job");
+        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold, workrow_job");
     }
 }

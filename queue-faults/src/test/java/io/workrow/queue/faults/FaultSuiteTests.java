@@ -151,6 +151,17 @@ class FaultSuiteTests {
     }
 
     @Test
+    void anExhaustedPoolStarvesNoRenewalAndNoCompletion() {
+        Map<String, Object> figures = run("pool-exhaustion");
+        assertThat((int) figures.get("connections_held_by_application")).as("the application took what was left")
+                .isPositive();
+        assertThat(figures.get("leases_swept")).as("every lease renewed while the pool was held").isEqualTo(0L);
+        assertThat(figures.get("jobs_invoked_more_than_once")).isEqualTo(0L);
+        assertThat(figures.get("completed_while_pool_held")).as("each completion written during the hold")
+                .isEqualTo(4L);
+    }
+
+    @Test
     void claimsSweepsBulkRetriesAndBatchFinalizesTogetherNeverDeadlock() {
         Map<String, Object> figures = run("soak");
         assertThat(figures.get("deadlocks")).isEqualTo(0L);
