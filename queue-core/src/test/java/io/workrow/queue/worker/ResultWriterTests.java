@@ -7,6 +7,8 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
@@ -173,12 +175,27 @@ class ResultWriterTests {
             this.target = target;
         }
 
+        /**
+         * While down, no connection is given out, and the ones already out (the result writer
+         * keeps one) fail every call but {@code close}, as connections to an unreachable server do.
+         */
         @Override
         public Connection getConnection() throws SQLException {
             if (down.get()) {
                 throw new SQLTransientConnectionException("database unreachable (test)");
             }
-            return target.getConnection();
+            Connection connection = target.getConnection();
+            return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                    (proxy, method, arguments) -> {
+                        if (down.get() && !method.getName().equals("close")) {
+                            throw new SQLTransientConnectionException("database unreachable (test)", "08006");
+                        }
+                        try {
+                            return method.invoke(connection, arguments);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
 
         @Override
