@@ -163,6 +163,11 @@ public final class JobStore {
         return schema;
     }
 
+    /** The longest any statement of Workrow's own threads may run through this store. */
+    public Duration statementTimeout() {
+        return statementTimeout;
+    }
+
     /**
      * This store's statements, schema and statement timeout on other connections: the runtime's
      * lease keeper and result writer each run theirs on a connection reserved for them.

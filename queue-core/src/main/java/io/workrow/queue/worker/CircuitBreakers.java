@@ -123,8 +123,12 @@ final class CircuitBreakers {
         return new Tally();
     }
 
-    /** Reports a batch's outcomes to the breakers; a failure to do so is logged and the outcomes dropped. */
-    void record(Tally tally) {
+    /**
+     * Reports a batch's outcomes to the breakers through {@code recorder} (the result writer's own
+     * connection, so a pool the application has emptied delays no outcome); a failure to do so is
+     * logged and the outcomes dropped.
+     */
+    void record(Tally tally, BreakerStore recorder) {
         tally.byQueue.forEach((queue, counts) -> {
             BreakerOptions options = guarded.get(queue);
             try {
@@ -132,7 +136,7 @@ final class CircuitBreakers {
                     return;
                 }
                 ensureRegistered(queue);
-                store.record(queue, counts.successes, counts.failures, counts.trailingFailures,
+                recorder.record(queue, counts.successes, counts.failures, counts.trailingFailures,
                                 options.failureThreshold(), options.cooldown())
                         .filter(BreakerStore.Transition::changed)
                         .ifPresent(change -> transitioned(queue, change.previous(), change.current(),

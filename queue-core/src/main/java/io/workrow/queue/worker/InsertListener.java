@@ -68,22 +68,6 @@ final class InsertListener implements Runnable {
         stopSignal.signal();
     }
 
-    /**
-     * Notifications are read from the driver's own connection, past the pool's proxy, so a pool
-     * never sees that read fail. One statement through the proxy lets the pool see the broken
-     * connection and evict it instead of lending it to the application.
-     */
-    private static void revealBroken(Connection connection) {
-        if (connection == null) {
-            return;
-        }
-        try (Statement probe = connection.createStatement()) {
-            probe.execute("SELECT 1");
-        } catch (SQLException expected) {
-            // The connection is broken; the pool has now seen it fail.
-        }
-    }
-
     /** The wait before the next reconnect; package-private so tests can see it start over. */
     long reconnectBackoffMillis() {
         return backoff;
@@ -110,7 +94,7 @@ final class InsertListener implements Runnable {
             } finally {
                 if (failure != null) {
                     // Probe before closing: closing first would return the broken connection to the pool.
-                    revealBroken(connection);
+                    PoolConnections.revealBroken(connection);
                 }
                 if (connected) {
                     disconnectedSince = System.nanoTime();

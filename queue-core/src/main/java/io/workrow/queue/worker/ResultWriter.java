@@ -207,7 +207,7 @@ final class ResultWriter {
             writeKinds(batch);
         } finally {
             if (!tally.isEmpty()) {
-                breakers.record(tally);
+                breakers.record(tally, store.breakers());
             }
             recordedQueues.forEach(recordedFor);
             recordedQueues.clear();

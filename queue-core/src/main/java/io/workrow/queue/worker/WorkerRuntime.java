@@ -53,6 +53,7 @@ import org.slf4j.LoggerFactory;
 public final class WorkerRuntime implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WorkerRuntime.class);
+    private static final Duration RESERVED_NETWORK_GRACE = Duration.ofSeconds(10);
 
     private final JobStore store;
     private final String workerId;
@@ -95,8 +96,11 @@ public final class WorkerRuntime implements AutoCloseable {
                 .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
         // An ordered queue's key takes its next job once the last one's outcome is written: look again then.
-        this.writerConnection = new ReservedConnection(builder.dataSource, "result writer");
-        this.keeperConnection = new ReservedConnection(builder.dataSource, "lease keeper");
+        // A statement that outlives its timeout by this much waits on a socket nobody answers.
+        int networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE,
+                store.statementTimeout().plus(RESERVED_NETWORK_GRACE).toMillis());
+        this.writerConnection = new ReservedConnection(builder.dataSource, "result writer", networkTimeoutMillis);
+        this.keeperConnection = new ReservedConnection(builder.dataSource, "lease keeper", networkTimeoutMillis);
         this.writer = new ResultWriter(store.on(writerConnection), inFlight, builder.metrics, breakers, queue -> {
             if (orderedQueues.contains(queue)) {
                 wake(queue);
@@ -265,14 +269,14 @@ public final class WorkerRuntime implements AutoCloseable {
             promoter.stop();
             writer.stop(shutdownTimeout);
             keeper.stop();
-            writerConnection.release();
-            keeperConnection.release();
             if (listener != null) {
                 listener.stop();
                 joinUntil(listenerThread, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
             }
             log.info("Workrow stopped: worker={}", workerId);
         } finally {
+            writerConnection.release();
+            keeperConnection.release();
             stopped.countDown();
         }
     }
