@@ -108,6 +108,7 @@ public class FaultWorker {
          */
         @QueueHandler(POOL_HOG_QUEUE)
         void hogThePool(Work work, JobContext job) throws SQLException, InterruptedException {
+            recordInvocation(job);
             List<Connection> taken = new ArrayList<>();
             try {
                 while (true) {
@@ -122,8 +123,10 @@ public class FaultWorker {
                 }
                 record(taken.get(0), Ledgers.RECORD_POOL_HELD, job.id(), taken.size());
                 Thread.sleep(work.millis());
-                record(taken.get(0), Ledgers.RECORD_POOL_RETURNED, job.id());
             } finally {
+                if (!taken.isEmpty()) {
+                    record(taken.get(0), Ledgers.RECORD_POOL_RETURNED, job.id());
+                }
                 for (Connection connection : taken) {
                     connection.close();
                 }

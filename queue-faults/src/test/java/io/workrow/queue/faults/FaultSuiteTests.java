@@ -155,6 +155,7 @@ class FaultSuiteTests {
         Map<String, Object> figures = run("pool-exhaustion");
         assertThat((int) figures.get("connections_held_by_application")).as("the application took what was left")
                 .isPositive();
+        assertThat(figures.get("pool_holds")).as("the job that took the pool ran once").isEqualTo(1L);
         assertThat(figures.get("leases_swept")).as("every lease renewed while the pool was held").isEqualTo(0L);
         assertThat(figures.get("jobs_invoked_more_than_once")).isEqualTo(0L);
         assertThat(figures.get("completed_while_pool_held")).as("each completion written during the hold")
