@@ -135,7 +135,10 @@ final class CircuitBreakers {
                 if (counts.successes + counts.failures == 0) {
                     return;
                 }
-                ensureRegistered(queue);
+                if (!registered.contains(queue)) {
+                    recorder.register(queue);
+                    registered.add(queue);
+                }
                 recorder.record(queue, counts.successes, counts.failures, counts.trailingFailures,
                                 options.failureThreshold(), options.cooldown())
                         .filter(BreakerStore.Transition::changed)

@@ -29,7 +29,9 @@ import org.springframework.jdbc.datasource.AbstractDataSource;
  * back (the pool sees it fail first) and another is borrowed.
  *
  * <p>It is meant for one thread. A {@link #release()} while a statement runs gives the connection
- * back when that statement's handle is closed, never under it.
+ * back when that statement's handle is closed, never under it. Replacing a broken connection
+ * borrows from the pool like anything else: if the application has emptied the pool just then,
+ * the replacement waits for the pool's connection timeout, as every statement did before.
  */
 final class ReservedConnection extends AbstractDataSource {
 
@@ -47,7 +49,8 @@ final class ReservedConnection extends AbstractDataSource {
     private int pooledNetworkTimeout;
     private long lastUsedNanos;
     private boolean failed;
-    private boolean inUse;
+    /** Handles given out and not yet closed: the connection goes back only when none is open. */
+    private int handlesOpen;
     private boolean released;
 
     /**
@@ -91,7 +94,7 @@ final class ReservedConnection extends AbstractDataSource {
         if (held == null) {
             borrow();
         }
-        inUse = true;
+        handlesOpen++;
         return kept(held);
     }
 
@@ -103,7 +106,7 @@ final class ReservedConnection extends AbstractDataSource {
     /** Gives the connection back to the pool, now or when the statement using it ends; later statements borrow. */
     synchronized void release() {
         released = true;
-        if (!inUse) {
+        if (handlesOpen == 0) {
             giveBack();
         }
     }
@@ -131,8 +134,16 @@ final class ReservedConnection extends AbstractDataSource {
             if (held.isClosed()) {
                 return false;
             }
-            return !failed && System.nanoTime() - lastUsedNanos < IDLE_CHECK_NANOS
-                    || held.isValid(VALIDATION_TIMEOUT_SECONDS);
+            if (!failed && System.nanoTime() - lastUsedNanos < IDLE_CHECK_NANOS) {
+                return true;
+            }
+            if (!held.isValid(VALIDATION_TIMEOUT_SECONDS)) {
+                return false;
+            }
+            // A statement may fail for its own reasons (a lock wait timed out): the connection is fine.
+            failed = false;
+            lastUsedNanos = System.nanoTime();
+            return true;
         } catch (SQLException | RuntimeException e) {
             return false;
         }
@@ -165,9 +176,9 @@ final class ReservedConnection extends AbstractDataSource {
     }
 
     private synchronized void handleClosed() {
-        inUse = false;
+        handlesOpen--;
         lastUsedNanos = System.nanoTime();
-        if (released) {
+        if (released && handlesOpen == 0) {
             giveBack();
         }
     }
@@ -189,8 +200,14 @@ final class ReservedConnection extends AbstractDataSource {
             case "isClosed" -> closed[0] || connection.isClosed();
             case "equals" -> proxy == arguments[0];
             case "hashCode" -> System.identityHashCode(proxy);
-            case "unwrap" -> ((Class<?>) arguments[0]).isInstance(proxy) ? proxy : watched(connection, method, arguments);
+            case "toString" -> "reserved for the " + holder + ": " + connection;
             default -> {
+                if (closed[0]) {
+                    throw new SQLException("This handle on the " + holder + "'s reserved connection is closed");
+                }
+                if (method.getName().equals("unwrap") && ((Class<?>) arguments[0]).isInstance(proxy)) {
+                    yield proxy;
+                }
                 Object result = watched(connection, method, arguments);
                 yield result instanceof Statement statement && method.getReturnType().isInterface()
                         ? watchedStatement(statement, method.getReturnType()) : result;

@@ -11,6 +11,8 @@ import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 
 /**
@@ -122,6 +125,38 @@ class PoolExhaustionTests {
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("still in use").isEqualTo(1);
         inUse.close();
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("given back").isZero();
+    }
+
+    @Test
+    void aStatementsOwnErrorKeepsTheConnectionAfterOneCheck() {
+        AtomicInteger validations = new AtomicInteger();
+        DataSource counting = new DelegatingDataSource(pool) {
+            @Override
+            public Connection getConnection() throws SQLException {
+                Connection connection = super.getConnection();
+                return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                        (proxy, method, arguments) -> {
+                            if (method.getName().equals("isValid")) {
+                                validations.incrementAndGet();
+                            }
+                            try {
+                                return method.invoke(connection, arguments);
+                            } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        });
+            }
+        };
+        ReservedConnection reserved = new ReservedConnection(counting, "test", 20_000);
+        JdbcTemplate jdbc = new JdbcTemplate(reserved);
+        int backend = jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class);
+        assertThatThrownBy(() -> jdbc.queryForObject("SELECT 1 / 0", Integer.class))
+                .isInstanceOf(DataAccessException.class);
+        for (int i = 0; i < 3; i++) {
+            assertThat(jdbc.queryForObject("SELECT pg_backend_pid()", Integer.class)).as("kept").isEqualTo(backend);
+        }
+        assertThat(validations).as("checked once after the error, not before every statement since").hasValue(1);
+        reserved.release();
     }
 
     private void assertReplacedAfterTermination(DataSource dataSource) {

@@ -124,11 +124,14 @@ public class FaultWorker {
                 record(taken.get(0), Ledgers.RECORD_POOL_HELD, job.id(), taken.size());
                 Thread.sleep(work.millis());
             } finally {
-                if (!taken.isEmpty()) {
-                    record(taken.get(0), Ledgers.RECORD_POOL_RETURNED, job.id());
-                }
-                for (Connection connection : taken) {
-                    connection.close();
+                try {
+                    if (!taken.isEmpty()) {
+                        record(taken.get(0), Ledgers.RECORD_POOL_RETURNED, job.id());
+                    }
+                } finally {
+                    for (Connection connection : taken) {
+                        connection.close();
+                    }
                 }
             }
         }
