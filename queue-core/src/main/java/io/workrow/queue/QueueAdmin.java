@@ -53,6 +53,9 @@ public interface QueueAdmin {
     /** Every queue's circuit breaker that has a row: guarded queues, and any opened by hand. */
     List<BreakerStatus> breakers();
 
+    /** Every recurring job any node has declared, by name, with its last and next tick. */
+    List<RecurringStatus> recurringJobs();
+
     /**
      * Opens the circuit breaker of {@code queue} by hand, on every node, until it is closed by
      * hand: no node claims its jobs and no probes are let through. Works on any queue.

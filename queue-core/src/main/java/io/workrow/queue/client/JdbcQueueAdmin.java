@@ -5,6 +5,7 @@ import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
+import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
 import java.util.Collection;
@@ -95,6 +96,11 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     @Override
     public List<BreakerStatus> breakers() {
         return store.breakers().list();
+    }
+
+    @Override
+    public List<RecurringStatus> recurringJobs() {
+        return store.recurring().list();
     }
 
     @Override

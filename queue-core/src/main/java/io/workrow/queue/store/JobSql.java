@@ -971,6 +971,7 @@ final class JobSql {
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
                 .replace("{breaker}", schema.quoted() + ".workrow_breaker")
                 .replace("{worker}", schema.quoted() + ".workrow_worker")
+                .replace("{recurring}", schema.quoted() + ".workrow_recurring")
                 .replace("{fairness_key}", schema.quoted() + ".workrow_fairness_key")
                 .replace("{fairness_state}", schema.quoted() + ".workrow_fairness_state")
                 .replace("{stats}", schema.quoted() + ".workrow_queue_stats")

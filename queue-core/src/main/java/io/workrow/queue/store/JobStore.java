@@ -106,6 +106,7 @@ public final class JobStore {
     private final BreakerStore breakers;
     private final FairnessStore fairness;
     private final WorkerStore workers;
+    private final RecurringStore recurring;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
@@ -156,6 +157,7 @@ public final class JobStore {
         this.breakers = new BreakerStore(timed, schema);
         this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
+        this.recurring = new RecurringStore(timed, schema);
     }
 
     /** The schema this store's statements address. */
@@ -189,6 +191,11 @@ public final class JobStore {
     /** The worker registry statements, on this store's connections. */
     public WorkerStore workers() {
         return workers;
+    }
+
+    /** The recurring job statements, on this store's connections. */
+    public RecurringStore recurring() {
+        return recurring;
     }
 
     /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */

@@ -8,8 +8,9 @@ import org.slf4j.LoggerFactory;
 /**
  * How many connections a runtime may hold at once, and a start-up warning when the pool is
  * smaller: the listener, the result writer and the lease keeper hold one each for good
- * ({@link ReservedConnection}); each poller, the scheduled job promoter, maintenance and (with
- * ordered queues) the worker registry borrow one per statement; every transactional handler holds
+ * ({@link ReservedConnection}); each poller, the scheduled job promoter, maintenance, (with
+ * ordered queues) the worker registry and (with recurring jobs) their scheduler borrow one per
+ * statement; every transactional handler holds
  * one while it runs. A pool below that makes handlers and claims queue for connections.
  */
 final class ConnectionBudget {
@@ -21,14 +22,16 @@ final class ConnectionBudget {
     private final int pollers;
     private final int transactionalHandlers;
     private final boolean registry;
+    private final boolean recurring;
 
     ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers,
-            boolean registry) {
+            boolean registry, boolean recurring) {
         this.dataSource = dataSource;
         this.listening = listening;
         this.pollers = pollers;
         this.transactionalHandlers = transactionalHandlers;
         this.registry = registry;
+        this.recurring = recurring;
     }
 
     /**
@@ -36,7 +39,7 @@ final class ConnectionBudget {
      * maintenance, worker registry, transactional handlers.
      */
     int needed() {
-        return (listening ? 1 : 0) + pollers + 4 + (registry ? 1 : 0) + transactionalHandlers;
+        return (listening ? 1 : 0) + pollers + 4 + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
     }
 
     void warnIfShort() {
@@ -44,10 +47,10 @@ final class ConnectionBudget {
         if (poolSize != null && poolSize < needed()) {
             log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
                     + " pollers {}, result writer 1, lease keeper 1, scheduler 1, maintenance 1, worker registry {},"
-                    + " transactional handlers {}),"
+                    + " recurring jobs {}, transactional handlers {}),"
                     + " besides what the application itself uses. Raise the pool's maximum size (for Hikari,"
                     + " spring.datasource.hikari.maximum-pool-size) or lower the concurrency of transactional"
-                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, registry ? 1 : 0,
+                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, registry ? 1 : 0, recurring ? 1 : 0,
                     transactionalHandlers);
         }
     }

@@ -1,6 +1,8 @@
 package io.workrow.queue.worker;
 
 import io.workrow.queue.JobHandler;
+import io.workrow.queue.RecurringJob;
+import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.QueueNames;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
@@ -11,6 +13,7 @@ import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,7 +27,8 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 /**
  * Works queues in this process: per queue a {@link QueuePoller} and a bounded set of handler
  * threads; one {@link ResultWriter} that records every outcome in batches; one {@link LeaseKeeper}
@@ -71,6 +75,8 @@ public final class WorkerRuntime implements AutoCloseable {
     private final Set<String> queues;
     private final QueueMetrics metrics;
     private final ConnectionBudget connectionBudget;
+    /** Null without recurring jobs. */
+    private final RecurringScheduler recurring;
     private final ReservedConnection writerConnection;
     private final ReservedConnection keeperConnection;
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -125,13 +131,17 @@ public final class WorkerRuntime implements AutoCloseable {
                     builder.metrics, threads, builder.pollInterval));
         }
         this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
+        this.recurring = builder.recurring.isEmpty() ? null
+                : new RecurringScheduler(List.copyOf(builder.recurring.values()), store.recurring(),
+                        new JdbcJobQueue(store, builder.codec),
+                        new TransactionTemplate(new DataSourceTransactionManager(builder.dataSource)), Clock.systemUTC());
         // Without queues there is nothing to wake: no listener connection is held for nothing.
         this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)
                 : null;
         this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
                 builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
-                        .mapToInt(r -> r.options().concurrency()).sum(), registry != null);
+                        .mapToInt(r -> r.options().concurrency()).sum(), registry != null, recurring != null);
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -216,6 +226,9 @@ public final class WorkerRuntime implements AutoCloseable {
         if (!pollers.isEmpty()) {
             promoter.start();
         }
+        if (recurring != null) {
+            recurring.start();
+        }
         if (listener != null) {
             listenerThread = daemon(listener, "workrow-listener");
         }
@@ -241,6 +254,9 @@ public final class WorkerRuntime implements AutoCloseable {
         stopping = true;
         try {
             long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+            if (recurring != null) {
+                recurring.stop();
+            }
             pollers.values().forEach(QueuePoller::stop);
             for (Thread thread : pollerThreads) {
                 joinUntil(thread, deadline + TimeUnit.SECONDS.toNanos(5));
@@ -373,6 +389,7 @@ public final class WorkerRuntime implements AutoCloseable {
 
         private final DataSource dataSource;
         private final Map<String, HandlerRegistration> registrations = new LinkedHashMap<>();
+        private final Map<String, RecurringJob> recurring = new LinkedHashMap<>();
         private SqlIdentifier schema;
         private JobStore store;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
@@ -495,7 +512,26 @@ public final class WorkerRuntime implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Enqueues {@code job} on each of its ticks, once per tick across every runtime that
+         * declares it; its queue must have a handler in this runtime.
+         */
+        public Builder recurring(RecurringJob job) {
+            RecurringJob existing = recurring.putIfAbsent(job.name(), job);
+            if (existing != null) {
+                throw new IllegalArgumentException("Two recurring jobs named '" + job.name() + "': " + existing
+                        + " and " + job);
+            }
+            return this;
+        }
+
         public WorkerRuntime build() {
+            for (RecurringJob job : recurring.values()) {
+                if (!registrations.containsKey(job.queue())) {
+                    throw new IllegalArgumentException(job + " enqueues to queue '" + job.queue()
+                            + "', which has no handler in this runtime");
+                }
+            }
             return new WorkerRuntime(this);
         }
     }

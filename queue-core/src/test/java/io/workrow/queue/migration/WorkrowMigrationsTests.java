@@ -47,7 +47,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(8);
+        assertThat(migrations.migrate()).isEqualTo(9);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(

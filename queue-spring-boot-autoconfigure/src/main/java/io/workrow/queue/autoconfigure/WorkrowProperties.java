@@ -59,6 +59,12 @@ public class WorkrowProperties {
     /** Per-queue settings, by queue name; each key overrides the same key under workrow.defaults. */
     private Map<String, Queue> queues = new LinkedHashMap<>();
 
+    /**
+     * Recurring jobs, by name: a job enqueued on each tick of a cron expression, once per tick
+     * however many nodes run; enqueued by the nodes where workrow.enabled is true.
+     */
+    private Map<String, Recurring> recurring = new LinkedHashMap<>();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -161,6 +167,14 @@ public class WorkrowProperties {
 
     public void setQueues(Map<String, Queue> queues) {
         this.queues = queues;
+    }
+
+    public Map<String, Recurring> getRecurring() {
+        return recurring;
+    }
+
+    public void setRecurring(Map<String, Recurring> recurring) {
+        this.recurring = recurring;
     }
 
     /** Workrow's own schema migrations. */
@@ -683,5 +697,64 @@ public class WorkrowProperties {
         BLOCK,
         /** The key goes on while the failing job waits for its retry. */
         SKIP
+    }
+
+    /** One recurring job. */
+    public static class Recurring {
+
+        /** Spring's cron expression, seconds first: "0 0 2 * * *" is 02:00 every day. */
+        private String cron;
+
+        /** The time zone the expression's times are in (daylight saving included). */
+        private String zone = "UTC";
+
+        /** The queue the jobs go to; a handler for it must run in this application. */
+        private String queue;
+
+        /** The JSON handed to the queue's handler, read as its payload type. */
+        private String payload = "{}";
+
+        /** Whether the last tick missed while no node ran is enqueued at start (true) or skipped. */
+        private boolean catchUp = true;
+
+        public String getCron() {
+            return cron;
+        }
+
+        public void setCron(String cron) {
+            this.cron = cron;
+        }
+
+        public String getZone() {
+            return zone;
+        }
+
+        public void setZone(String zone) {
+            this.zone = zone;
+        }
+
+        public String getQueue() {
+            return queue;
+        }
+
+        public void setQueue(String queue) {
+            this.queue = queue;
+        }
+
+        public String getPayload() {
+            return payload;
+        }
+
+        public void setPayload(String payload) {
+            this.payload = payload;
+        }
+
+        public boolean isCatchUp() {
+            return catchUp;
+        }
+
+        public void setCatchUp(boolean catchUp) {
+            this.catchUp = catchUp;
+        }
     }
 }

@@ -10,12 +10,17 @@ import io.workrow.queue.worker.FairnessOptions;
 import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.scheduling.support.CronExpression;
 
 /**
  * {@link WorkrowProperties} checked and resolved: every value validated with the full property
@@ -28,6 +33,20 @@ public final class WorkrowSettings {
     private final SqlIdentifier schema;
     private final QueueSettings defaults;
     private final Map<String, QueueSettings> queues = new LinkedHashMap<>();
+    private final List<RecurringEntry> recurring = new ArrayList<>();
+
+    /**
+     * A recurring job as configured under {@code workrow.recurring.<name>}, its cron expression and
+     * zone checked; the payload is read when the queue's handler (and so its type) is known.
+     */
+    public record RecurringEntry(String name, String cron, ZoneId zone, String queue, String payload,
+            boolean catchUp) {
+
+        /** The entry's property prefix, for errors that name a property. */
+        public String property(String key) {
+            return "workrow.recurring." + name + "." + key;
+        }
+    }
 
     private WorkrowSettings(WorkrowProperties properties) {
         this.properties = properties;
@@ -73,6 +92,41 @@ public final class WorkrowSettings {
                 positive("workrow.queues." + name + ".max-lag", queue.getMaxLag());
             }
         });
+        properties.getRecurring().forEach((name, entry) -> recurring.add(recurringEntry(name, entry)));
+    }
+
+    private static RecurringEntry recurringEntry(String name, WorkrowProperties.Recurring entry) {
+        String prefix = "workrow.recurring." + name;
+        if (entry.getCron() == null || entry.getCron().isBlank()) {
+            throw new InvalidConfigurationPropertyValueException(prefix + ".cron", entry.getCron(),
+                    "must be set: Spring's cron syntax, seconds first, such as \"0 0 2 * * *\"");
+        }
+        try {
+            CronExpression.parse(entry.getCron());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfigurationPropertyValueException(prefix + ".cron", entry.getCron(), e.getMessage());
+        }
+        ZoneId zone;
+        try {
+            zone = ZoneId.of(entry.getZone());
+        } catch (DateTimeException | NullPointerException e) {
+            throw new InvalidConfigurationPropertyValueException(prefix + ".zone", entry.getZone(),
+                    "is not a time zone (such as UTC or Europe/Berlin): " + e.getMessage());
+        }
+        if (entry.getQueue() == null || entry.getQueue().isBlank()) {
+            throw new InvalidConfigurationPropertyValueException(prefix + ".queue", entry.getQueue(), "must be set");
+        }
+        try {
+            QueueNames.check(entry.getQueue());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfigurationPropertyValueException(prefix + ".queue", entry.getQueue(), e.getMessage());
+        }
+        return new RecurringEntry(name, entry.getCron(), zone, entry.getQueue(), entry.getPayload(), entry.isCatchUp());
+    }
+
+    /** The recurring jobs configured under {@code workrow.recurring}, checked. */
+    public List<RecurringEntry> recurring() {
+        return List.copyOf(recurring);
     }
 
     /** Checks {@code properties}; throws {@link InvalidConfigurationPropertyValueException} naming the first bad one. */

@@ -1,5 +1,6 @@
 package io.workrow.queue.autoconfigure;
 
+import io.workrow.queue.RecurringJob;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.PayloadCodec;
@@ -21,6 +22,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -46,7 +48,8 @@ public final class WorkrowWorkerAutoConfiguration {
     WorkerRuntimeLifecycle workrowWorkerRuntime(DataSource dataSource, JobStore store, PayloadCodec codec,
             WorkrowSettings settings, QueueHandlerDiscoverer handlers,
             ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<QueueMetrics> metrics,
-            ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber) {
+            ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber,
+            ObjectProvider<RecurringJob> recurringJobs) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
@@ -68,11 +71,37 @@ public final class WorkrowWorkerAutoConfiguration {
                 builder.handler(new HandlerRegistration(handler.queue(), handler.payloadType(), handler,
                         settings.queueOptions(handler.queue()), transaction, handler.description()));
             }
+            for (WorkrowSettings.RecurringEntry entry : settings.recurring()) {
+                builder.recurring(recurringJob(entry, handlers, codec));
+            }
+            recurringJobs.orderedStream().forEach(builder::recurring);
             settings.configuredQueues().stream()
                     .filter(queue -> handlers.handlers().stream().noneMatch(h -> h.queue().equals(queue)))
                     .forEach(queue -> log.info("workrow.queues.{} is configured but no @QueueHandler handles it"
                             + " in this application", queue));
             return builder.build();
         });
+    }
+
+    /**
+     * The recurring job {@code entry} configures, its payload read as the queue's handler's type;
+     * fails naming the property when no handler in this application takes the queue or the payload
+     * cannot be read as its type.
+     */
+    private static RecurringJob recurringJob(WorkrowSettings.RecurringEntry entry, QueueHandlerDiscoverer handlers,
+            PayloadCodec codec) {
+        HandlerMethod handler = handlers.handlers().stream().filter(h -> h.queue().equals(entry.queue())).findFirst()
+                .orElseThrow(() -> new InvalidConfigurationPropertyValueException(entry.property("queue"), entry.queue(),
+                        "no @QueueHandler handles this queue in this application"));
+        Object payload;
+        try {
+            payload = codec.decode(entry.payload(), handler.payloadType());
+        } catch (RuntimeException e) {
+            throw new InvalidConfigurationPropertyValueException(entry.property("payload"), entry.payload(),
+                    "cannot be read as " + handler.payloadType().getTypeName() + ", the payload type of "
+                            + handler.description() + ": " + e.getMessage());
+        }
+        RecurringJob job = RecurringJob.of(entry.name(), entry.cron(), entry.queue(), payload).zone(entry.zone());
+        return entry.catchUp() ? job : job.withoutCatchUp();
     }
 }

@@ -1,12 +1,15 @@
 package io.workrow.queue.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.workrow.queue.JobContext;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.RecurringJob;
 import io.workrow.queue.QueueHandler;
+import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
@@ -21,6 +24,8 @@ import io.workrow.queue.worker.KeyOrdering;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
 import io.workrow.queue.worker.WorkerRuntime;
+import java.time.Duration;
+import java.time.ZoneId;
 import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -163,6 +168,10 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.reports.fairness.mode=burst, workrow.queues.reports.fairness.rate-per-minute=0 | workrow.queues.reports.fairness.rate-per-minute | 0",
             "workrow.queues.reports.fairness.mode=weighted, workrow.queues.reports.ordered=true | workrow.queues.reports.fairness.mode | weighted",
             "workrow.schema=ssssssssssssssssssssssssssssssssssssssssssssssssssssssss | workrow.schema | ssssssssssssssssssssssssssssssssssssssssssssssssssssssss",
+            "workrow.recurring.nightly.cron=every night, workrow.recurring.nightly.queue=reports | workrow.recurring.nightly.cron | every night",
+            "workrow.recurring.nightly.queue=reports          | workrow.recurring.nightly.cron              | null",
+            "workrow.recurring.nightly.cron=0 0 2 * * *, workrow.recurring.nightly.zone=Mars/Olympus, workrow.recurring.nightly.queue=reports | workrow.recurring.nightly.zone | Mars/Olympus",
+            "workrow.recurring.nightly.cron=0 0 2 * * *       | workrow.recurring.nightly.queue             | null",
     })
     void invalidPropertyFailsStartUpNamingThePropertyAndValue(String property, String name, String value) {
         withDatabase().withPropertyValues(property.split(", ")).run(context -> {
@@ -171,6 +180,59 @@ class WorkrowAutoConfigurationTests {
                     .isInstanceOf(InvalidConfigurationPropertyValueException.class)
                     .hasMessageContaining("Property " + name + " with value '" + value + "' is invalid");
         });
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "workrow.recurring.nightly.queue=reports | workrow.recurring.nightly.queue | reports",
+            "workrow.recurring.nightly.queue=send-receipt, workrow.recurring.nightly.payload={\"orderId\":\"soon\"} | workrow.recurring.nightly.payload | {\"orderId\":\"soon\"}",
+    })
+    void aRecurringJobWhoseQueueOrPayloadNoHandlerTakesFailsStartUpNamingTheProperty(String property, String name,
+            String value) {
+        withDatabase().withBean(Receipts.class)
+                .withPropertyValues("workrow.recurring.nightly.cron=0 0 2 * * *")
+                .withPropertyValues(property.split(", ")).run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                            .hasMessageContaining("Property " + name + " with value '" + value + "' is invalid");
+                });
+    }
+
+    @Test
+    void aRecurringJobFromPropertiesIsDeclaredAtStartWithItsSchedule() {
+        withDatabase().withBean(Receipts.class)
+                .withPropertyValues("workrow.recurring.nightly.cron=0 0 2 * * *",
+                        "workrow.recurring.nightly.zone=Europe/Berlin", "workrow.recurring.nightly.queue=send-receipt",
+                        "workrow.recurring.nightly.payload={\"orderId\":7}").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    // Declared by the runtime's recurring thread as it starts.
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> !context.getBean(QueueAdmin.class).recurringJobs().isEmpty());
+                    List<RecurringStatus> declared = context.getBean(QueueAdmin.class).recurringJobs();
+                    assertThat(declared).singleElement().satisfies(entry -> {
+                        assertThat(entry.name()).isEqualTo("nightly");
+                        assertThat(entry.queue()).isEqualTo("send-receipt");
+                        assertThat(entry.zone()).isEqualTo("Europe/Berlin");
+                        assertThat(entry.lastTick()).isNull();
+                        assertThat(entry.nextTick().atZone(ZoneId.of("Europe/Berlin")).getHour()).isEqualTo(2);
+                    });
+                });
+    }
+
+    @Test
+    void aRecurringJobBeanIsDeclaredBesideThoseFromProperties() {
+        withDatabase().withBean(Receipts.class)
+                .withBean("weeklyReceipt", RecurringJob.class,
+                        () -> RecurringJob.of("weekly", "0 0 3 * * MON", "send-receipt", new Receipt(1)).withoutCatchUp())
+                .withPropertyValues("workrow.recurring.nightly.cron=0 0 2 * * *",
+                        "workrow.recurring.nightly.queue=send-receipt",
+                        "workrow.recurring.nightly.payload={\"orderId\":7}").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                            context.getBean(QueueAdmin.class).recurringJobs()).extracting(RecurringStatus::name)
+                            .containsExactly("nightly", "weekly"));
+                });
     }
 
     @Test

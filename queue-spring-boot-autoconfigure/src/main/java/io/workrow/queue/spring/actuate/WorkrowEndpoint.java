@@ -5,6 +5,7 @@ import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
+import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.client.QueueNames;
 import java.util.Arrays;
 import java.util.List;
@@ -51,7 +52,7 @@ public class WorkrowEndpoint {
     @ReadOperation
     public Queues queues() {
         return new Queues(admin.stats(), admin.pausedQueues(), admin.breakers(),
-                admin.fairnessSettings(null, MAX_LIMIT));
+                admin.fairnessSettings(null, MAX_LIMIT), admin.recurringJobs());
     }
 
     @ReadOperation
@@ -133,6 +134,6 @@ public class WorkrowEndpoint {
 
     /** The endpoint's read-all answer. */
     public record Queues(List<QueueStats> queues, List<String> paused, List<BreakerStatus> breakers,
-            List<FairnessSetting> fairness) {
+            List<FairnessSetting> fairness, List<RecurringStatus> recurring) {
     }
 }

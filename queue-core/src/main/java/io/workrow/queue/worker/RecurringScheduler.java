@@ -1,0 +1,148 @@
+package io.workrow.queue.worker;
+
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.RecurringJob;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.store.RecurringStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Enqueues the recurring jobs' ticks. Every node runs it for the entries it declares; there is no
+ * leader. At each tick a node moves the entry's last tick forward in {@code workrow_recurring}
+ * and, only if it was the one to move it, enqueues the tick's job in the same transaction, with
+ * the tick as {@code run_at} and in its idempotency key: one job per tick however many nodes try.
+ *
+ * <p>At start each entry is declared (its schedule written, its last tick read). Ticks missed
+ * while no node ran are not replayed: only the last of them is enqueued, and none when the entry
+ * has catch-up off. A thread that wakes late (a pause, a busy machine) likewise enqueues only the
+ * latest tick due. A node's clock only decides when it tries: a tick enqueued early is a job
+ * scheduled for the tick, which the database's clock releases.
+ */
+final class RecurringScheduler {
+
+    private static final Logger log = LoggerFactory.getLogger(RecurringScheduler.class);
+
+    private static final long RETRY_MILLIS = 1_000;
+    /** The longest sleep between passes, so a clock that jumps is noticed within it. */
+    private static final long MOST_SLEEP_MILLIS = 60_000;
+    /** Missed ticks walked at most to find the last; beyond that the entry starts afresh. */
+    private static final int MOST_TICKS_WALKED = 1_000_000;
+
+    private final List<RecurringJob> jobs;
+    private final RecurringStore store;
+    private final JdbcJobQueue producer;
+    private final TransactionTemplate transaction;
+    private final Clock clock;
+    /** Each declared entry's next tick (null when its expression has no more); absent until declared. */
+    private final Map<String, Instant> nextTicks = new HashMap<>();
+    private final ScheduledExecutorService thread = BackgroundThread.named("workrow-recurring");
+
+    RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JdbcJobQueue producer,
+            TransactionTemplate transaction, Clock clock) {
+        this.jobs = List.copyOf(jobs);
+        this.store = store;
+        this.producer = producer;
+        this.transaction = transaction;
+        this.clock = clock;
+    }
+
+    void start() {
+        thread.execute(this::runSafely);
+    }
+
+    void stop() {
+        BackgroundThread.stop(thread);
+    }
+
+    private void runSafely() {
+        long sleepMillis;
+        try {
+            sleepMillis = runDue();
+        } catch (RuntimeException e) {
+            log.warn("Could not enqueue recurring jobs; trying again in {} ms: {}", RETRY_MILLIS, e.toString());
+            sleepMillis = RETRY_MILLIS;
+        }
+        try {
+            thread.schedule(this::runSafely, sleepMillis, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException stopped) {
+            // stop() was called: no more passes.
+        }
+    }
+
+    /** Declares the entries not declared yet and enqueues every tick due; returns the millis until the next. */
+    long runDue() {
+        Instant now = clock.instant();
+        for (RecurringJob job : jobs) {
+            if (!nextTicks.containsKey(job.name())) {
+                nextTicks.put(job.name(), declare(job, now));
+            }
+            Instant next = nextTicks.get(job.name());
+            if (next != null && !next.isAfter(now)) {
+                Instant following = job.nextTick(now);
+                enqueue(job, latestTick(job, next, now), following);
+                nextTicks.put(job.name(), following);
+            }
+        }
+        Instant earliest = nextTicks.values().stream().filter(tick -> tick != null).min(Instant::compareTo).orElse(null);
+        if (earliest == null) {
+            return MOST_SLEEP_MILLIS;
+        }
+        return Math.max(0, Math.min(MOST_SLEEP_MILLIS, Duration.between(clock.instant(), earliest).toMillis()));
+    }
+
+    /** Writes the entry's schedule, catches up its last missed tick if it has one; returns its next tick. */
+    private Instant declare(RecurringJob job, Instant now) {
+        Instant following = job.nextTick(now);
+        Instant lastTick = store.declare(job.name(), job.queue(), job.cron(), job.zone().getId(), following);
+        if (lastTick != null) {
+            Instant missed = latestTick(job, job.nextTick(lastTick), now);
+            if (missed != null && job.catchUp()) {
+                log.info("{} missed ticks since {} while no node ran; enqueueing only the last, {}", job, lastTick,
+                        missed);
+                enqueue(job, missed, following);
+            } else if (missed != null) {
+                log.info("{} missed ticks since {} while no node ran; skipping them (catch-up off)", job, lastTick);
+            }
+        }
+        log.info("{} declared; next tick {}", job, following);
+        return following;
+    }
+
+    /** The last tick from {@code first} on that is not after {@code now}; null if {@code first} is later. */
+    private static Instant latestTick(RecurringJob job, Instant first, Instant now) {
+        if (first == null || first.isAfter(now)) {
+            return null;
+        }
+        Instant latest = first;
+        for (int walked = 0; walked < MOST_TICKS_WALKED; walked++) {
+            Instant next = job.nextTick(latest);
+            if (next == null || next.isAfter(now)) {
+                return latest;
+            }
+            latest = next;
+        }
+        return latest;
+    }
+
+    /** Enqueues {@code tick}'s job if this node is the one to move the entry's last tick to it. */
+    private void enqueue(RecurringJob job, Instant tick, Instant following) {
+        Long id = transaction.execute(status -> store.advance(job.name(), tick, following)
+                ? producer.enqueue(JobRequest.of(job.queue(), job.payload()).idempotencyKey(job.idempotencyKey(tick))
+                        .runAt(tick))
+                : null);
+        if (id != null) {
+            log.info("{}: job={} enqueued for the tick {}", job, id, tick);
+        }
+    }
+}
