@@ -165,6 +165,11 @@ public final class JobStore {
         return schema;
     }
 
+    /** The connections this store's statements run on: a transaction meant to span them is opened on it. */
+    public DataSource dataSource() {
+        return jdbc.getDataSource();
+    }
+
     /** The longest any statement of Workrow's own threads may run through this store. */
     public Duration statementTimeout() {
         return statementTimeout;

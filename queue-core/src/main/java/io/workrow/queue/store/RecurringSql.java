@@ -12,15 +12,22 @@ final class RecurringSql {
 
     /**
      * Declares an entry as this node's configuration has it (queue, cron, zone, next tick), keeping
-     * the last tick enqueued; returns that last tick (null for an entry never run). Every node
-     * declares its entries at start: the latest start's schedule is what the row shows.
+     * the last tick enqueued; returns that last tick (null for an entry never run) with the cron
+     * and zone the row had before (null for a new row), so a changed schedule is not caught up.
+     * Every node declares its entries at start: the latest start's schedule is what the row shows.
      */
     static final String RECURRING_DECLARE = """
-            INSERT INTO {recurring} (name, queue, cron, zone, next_tick) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (name) DO UPDATE
-                SET queue = EXCLUDED.queue, cron = EXCLUDED.cron, zone = EXCLUDED.zone,
-                    next_tick = EXCLUDED.next_tick, declared_at = now()
-            RETURNING last_tick
+            WITH previous AS (
+                SELECT cron, zone FROM {recurring} WHERE name = ?
+            ), declared AS (
+                INSERT INTO {recurring} (name, queue, cron, zone, next_tick) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE
+                    SET queue = EXCLUDED.queue, cron = EXCLUDED.cron, zone = EXCLUDED.zone,
+                        next_tick = EXCLUDED.next_tick, declared_at = now()
+                RETURNING last_tick
+            )
+            SELECT declared.last_tick, previous.cron AS previous_cron, previous.zone AS previous_zone
+            FROM declared LEFT JOIN previous ON true
             """;
 
     /**

@@ -27,12 +27,22 @@ public final class RecurringStore {
         this.list = JobSql.render(RecurringSql.RECURRING_LIST, schema);
     }
 
+    /** What an entry's row held when this node declared it: its last tick and the schedule it had. */
+    public record Declared(Instant lastTick, String previousCron, String previousZone) {
+
+        /** Whether the row had another cron expression or zone before this declaration. */
+        public boolean scheduleChanged(String cron, String zone) {
+            return previousCron != null && (!previousCron.equals(cron) || !previousZone.equals(zone));
+        }
+    }
+
     /**
      * Declares an entry's schedule ({@code nextTick} null when its expression has no more); returns
-     * the last tick enqueued for it, or null if none ever was.
+     * the last tick enqueued for it (null if none ever was) and the schedule the row had.
      */
-    public Instant declare(String name, String queue, String cron, String zone, Instant nextTick) {
-        return timed.queryForObject(declare, (rs, row) -> instant(rs, "last_tick"), name, queue, cron, zone,
+    public Declared declare(String name, String queue, String cron, String zone, Instant nextTick) {
+        return timed.queryForObject(declare, (rs, row) -> new Declared(instant(rs, "last_tick"),
+                rs.getString("previous_cron"), rs.getString("previous_zone")), name, name, queue, cron, zone,
                 timestamp(nextTick));
     }
 

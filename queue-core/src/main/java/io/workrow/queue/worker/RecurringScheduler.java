@@ -2,7 +2,7 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.RecurringJob;
-import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.JobQueue;
 import io.workrow.queue.store.RecurringStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -25,8 +25,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  *
  * <p>At start each entry is declared (its schedule written, its last tick read). Ticks missed
  * while no node ran are not replayed: only the last of them is enqueued, and none when the entry
- * has catch-up off. A thread that wakes late (a pause, a busy machine) likewise enqueues only the
- * latest tick due. A node's clock only decides when it tries: a tick enqueued early is a job
+ * has catch-up off or its schedule changed (the old schedule's ticks are not the new one's). A
+ * thread that wakes late (a pause, a database outage) likewise enqueues only the latest tick due,
+ * whatever the catch-up setting: the entry was running, not down. A node's clock only decides when it tries: a tick enqueued early is a job
  * scheduled for the tick, which the database's clock releases.
  */
 final class RecurringScheduler {
@@ -41,14 +42,14 @@ final class RecurringScheduler {
 
     private final List<RecurringJob> jobs;
     private final RecurringStore store;
-    private final JdbcJobQueue producer;
+    private final JobQueue producer;
     private final TransactionTemplate transaction;
     private final Clock clock;
     /** Each declared entry's next tick (null when its expression has no more); absent until declared. */
     private final Map<String, Instant> nextTicks = new HashMap<>();
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-recurring");
 
-    RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JdbcJobQueue producer,
+    RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JobQueue producer,
             TransactionTemplate transaction, Clock clock) {
         this.jobs = List.copyOf(jobs);
         this.store = store;
@@ -69,8 +70,9 @@ final class RecurringScheduler {
         long sleepMillis;
         try {
             sleepMillis = runDue();
-        } catch (RuntimeException e) {
-            log.warn("Could not enqueue recurring jobs; trying again in {} ms: {}", RETRY_MILLIS, e.toString());
+        } catch (RuntimeException | Error e) {
+            // Nothing may end the chain of passes: the entries would silently stop.
+            log.error("Recurring jobs pass failed; trying again in {} ms", RETRY_MILLIS, e);
             sleepMillis = RETRY_MILLIS;
         }
         try {
@@ -80,46 +82,63 @@ final class RecurringScheduler {
         }
     }
 
-    /** Declares the entries not declared yet and enqueues every tick due; returns the millis until the next. */
+    /**
+     * Declares the entries not declared yet and enqueues every tick due; returns the millis until
+     * the next. An entry whose statements fail is tried again a second later; the others go on.
+     */
     long runDue() {
         Instant now = clock.instant();
+        boolean failed = false;
         for (RecurringJob job : jobs) {
-            if (!nextTicks.containsKey(job.name())) {
-                nextTicks.put(job.name(), declare(job, now));
-            }
-            Instant next = nextTicks.get(job.name());
-            if (next != null && !next.isAfter(now)) {
-                Instant following = job.nextTick(now);
-                enqueue(job, latestTick(job, next, now), following);
-                nextTicks.put(job.name(), following);
+            try {
+                if (!nextTicks.containsKey(job.name())) {
+                    nextTicks.put(job.name(), declare(job, now));
+                }
+                Instant next = nextTicks.get(job.name());
+                if (next != null && !next.isAfter(now)) {
+                    Instant following = job.nextTick(now);
+                    enqueue(job, latestTick(job, next, now), following);
+                    nextTicks.put(job.name(), following);
+                }
+            } catch (RuntimeException e) {
+                log.warn("{}: could not declare it or enqueue its tick; trying again in {} ms: {}", job, RETRY_MILLIS,
+                        e.toString());
+                failed = true;
             }
         }
-        Instant earliest = nextTicks.values().stream().filter(tick -> tick != null).min(Instant::compareTo).orElse(null);
-        if (earliest == null) {
-            return MOST_SLEEP_MILLIS;
-        }
-        return Math.max(0, Math.min(MOST_SLEEP_MILLIS, Duration.between(clock.instant(), earliest).toMillis()));
+        long sleepMillis = nextTicks.values().stream().filter(tick -> tick != null).min(Instant::compareTo)
+                .map(earliest -> Duration.between(clock.instant(), earliest).toMillis()).orElse(MOST_SLEEP_MILLIS);
+        return Math.max(0, Math.min(failed ? RETRY_MILLIS : MOST_SLEEP_MILLIS, sleepMillis));
     }
 
     /** Writes the entry's schedule, catches up its last missed tick if it has one; returns its next tick. */
     private Instant declare(RecurringJob job, Instant now) {
         Instant following = job.nextTick(now);
-        Instant lastTick = store.declare(job.name(), job.queue(), job.cron(), job.zone().getId(), following);
-        if (lastTick != null) {
-            Instant missed = latestTick(job, job.nextTick(lastTick), now);
-            if (missed != null && job.catchUp()) {
-                log.info("{} missed ticks since {} while no node ran; enqueueing only the last, {}", job, lastTick,
-                        missed);
-                enqueue(job, missed, following);
-            } else if (missed != null) {
-                log.info("{} missed ticks since {} while no node ran; skipping them (catch-up off)", job, lastTick);
-            }
+        RecurringStore.Declared declared = store.declare(job.name(), job.queue(), job.cron(), job.zone().getId(),
+                following);
+        Instant lastTick = declared.lastTick();
+        Instant missed = lastTick == null ? null : latestTick(job, job.nextTick(lastTick), now);
+        if (missed == null) {
+            log.info("{} declared; next tick {}", job, following);
+        } else if (declared.scheduleChanged(job.cron(), job.zone().getId())) {
+            log.info("{} declared with a new schedule (was {} {}); ticks since {} are not caught up; next tick {}", job,
+                    declared.previousCron(), declared.previousZone(), lastTick, following);
+        } else if (!job.catchUp()) {
+            log.info("{} missed ticks since {} while no node ran; skipping them (catch-up off); next tick {}", job,
+                    lastTick, following);
+        } else {
+            log.info("{} missed ticks since {} while no node ran; enqueueing only the last, {}; next tick {}", job,
+                    lastTick, missed, following);
+            enqueue(job, missed, following);
         }
-        log.info("{} declared; next tick {}", job, following);
         return following;
     }
 
-    /** The last tick from {@code first} on that is not after {@code now}; null if {@code first} is later. */
+    /**
+     * The last tick from {@code first} on that is not after {@code now}; null if {@code first} is
+     * later, or if more than {@link #MOST_TICKS_WALKED} ticks lie between (the entry then starts
+     * afresh at its next tick rather than spend the time).
+     */
     private static Instant latestTick(RecurringJob job, Instant first, Instant now) {
         if (first == null || first.isAfter(now)) {
             return null;
@@ -132,7 +151,8 @@ final class RecurringScheduler {
             }
             latest = next;
         }
-        return latest;
+        log.info("{}: more than {} ticks missed; starting afresh at the next", job, MOST_TICKS_WALKED);
+        return null;
     }
 
     /** Enqueues {@code tick}'s job if this node is the one to move the entry's last tick to it. */

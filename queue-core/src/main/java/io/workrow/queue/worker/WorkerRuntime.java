@@ -1,6 +1,7 @@
 package io.workrow.queue.worker;
 
 import io.workrow.queue.JobHandler;
+import io.workrow.queue.JobQueue;
 import io.workrow.queue.RecurringJob;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.QueueNames;
@@ -29,6 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+
 /**
  * Works queues in this process: per queue a {@link QueuePoller} and a bounded set of handler
  * threads; one {@link ResultWriter} that records every outcome in batches; one {@link LeaseKeeper}
@@ -133,8 +135,8 @@ public final class WorkerRuntime implements AutoCloseable {
         this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
         this.recurring = builder.recurring.isEmpty() ? null
                 : new RecurringScheduler(List.copyOf(builder.recurring.values()), store.recurring(),
-                        new JdbcJobQueue(store, builder.codec),
-                        new TransactionTemplate(new DataSourceTransactionManager(builder.dataSource)), Clock.systemUTC());
+                        builder.producer != null ? builder.producer : new JdbcJobQueue(store, builder.codec),
+                        recurringTransaction(store), Clock.systemUTC());
         // Without queues there is nothing to wake: no listener connection is held for nothing.
         this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)
@@ -142,6 +144,16 @@ public final class WorkerRuntime implements AutoCloseable {
         this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
                 builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
                         .mapToInt(r -> r.options().concurrency()).sum(), registry != null, recurring != null);
+    }
+
+    /**
+     * The transaction a tick's advance and its job's insert share: on the store's own connections
+     * (the producer's statements join it there), bounded like every statement of Workrow's threads.
+     */
+    private static TransactionTemplate recurringTransaction(JobStore store) {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(store.dataSource()));
+        transaction.setTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, store.statementTimeout().toSeconds())));
+        return transaction;
     }
 
     public static Builder builder(DataSource dataSource) {
@@ -390,6 +402,7 @@ public final class WorkerRuntime implements AutoCloseable {
         private final DataSource dataSource;
         private final Map<String, HandlerRegistration> registrations = new LinkedHashMap<>();
         private final Map<String, RecurringJob> recurring = new LinkedHashMap<>();
+        private JobQueue producer;
         private SqlIdentifier schema;
         private JobStore store;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
@@ -525,11 +538,29 @@ public final class WorkerRuntime implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The producer recurring jobs are enqueued through (the application's, with its attempts
+         * and payload cap); by default one on this runtime's store and codec. It must run its
+         * statements on the store's {@code DataSource}, so that they join the tick's transaction.
+         */
+        public Builder producer(JobQueue producer) {
+            this.producer = producer;
+            return this;
+        }
+
         public WorkerRuntime build() {
             for (RecurringJob job : recurring.values()) {
-                if (!registrations.containsKey(job.queue())) {
+                HandlerRegistration registration = registrations.get(job.queue());
+                if (registration == null) {
                     throw new IllegalArgumentException(job + " enqueues to queue '" + job.queue()
                             + "', which has no handler in this runtime");
+                }
+                try {
+                    codec.decode(codec.encode(job.payload()), registration.payloadType());
+                } catch (RuntimeException e) {
+                    throw new IllegalArgumentException(job + ": its payload cannot be read as "
+                            + registration.payloadType().getTypeName() + ", the payload type of "
+                            + registration.description() + ": " + e.getMessage(), e);
                 }
             }
             return new WorkerRuntime(this);

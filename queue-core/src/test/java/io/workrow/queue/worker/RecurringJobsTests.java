@@ -4,18 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobRequest;
 import io.workrow.queue.RecurringJob;
 import io.workrow.queue.RecurringStatus;
+import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -59,6 +65,10 @@ class RecurringJobsTests {
                 jobs.size());
         assertThat(jobs).hasSizeBetween(9, 11);
         assertThat(jobs.stream().map(job -> job.get("run_at")).distinct()).as("one job per tick").hasSize(jobs.size());
+        for (int i = 1; i < jobs.size(); i++) {
+            assertThat(Duration.between(((Timestamp) jobs.get(i - 1).get("run_at")).toInstant(),
+                    ((Timestamp) jobs.get(i).get("run_at")).toInstant())).as("no tick missed").isEqualTo(Duration.ofSeconds(2));
+        }
         for (Map<String, Object> job : jobs) {
             Instant tick = ((Timestamp) job.get("run_at")).toInstant();
             assertThat(tick.getEpochSecond() % 2).as("run_at is the tick").isZero();
@@ -76,54 +86,117 @@ class RecurringJobsTests {
 
     @Test
     void aRuntimeStoppedAcrossFiveTicksCatchesUpWithOneJobNotFive() throws Exception {
-        // Between the stop and the first tick after the restart: the last missed tick and that one.
-        assertThat(ticksAcrossAStop(RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("catch-up"))))
-                .hasSize(2);
+        Gap gap = stopAcrossFiveTicks(RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("catch-up")),
+                RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("catch-up")));
+        // The restart is at an odd second: the last missed tick is the even second before it.
+        assertThat(gap.ticks()).as("only the last missed tick").containsExactly(gap.restarted()
+                .truncatedTo(ChronoUnit.SECONDS).minusSeconds(1));
     }
 
     @Test
     void withoutCatchUpMissedTicksAreSkipped() throws Exception {
-        // Only the first tick after the restart.
-        assertThat(ticksAcrossAStop(RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("skip"))
-                .withoutCatchUp())).hasSize(1);
+        RecurringJob skipping = RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("skip"))
+                .withoutCatchUp();
+        assertThat(stopAcrossFiveTicks(skipping, skipping).ticks()).isEmpty();
     }
 
     @Test
-    void aRecurringJobNeedsAHandlerForItsQueueAndAValidCron() {
+    void aScheduleChangedWhileStoppedCatchesUpNothingOfTheOldOne() throws Exception {
+        Gap gap = stopAcrossFiveTicks(RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("old")),
+                RecurringJob.of("report", "1/2 * * * * *", "reports", new Report("new")));
+        assertThat(gap.ticks()).isEmpty();
+        assertThat(new JdbcQueueAdmin(database.store()).recurringJobs().get(0).cron()).isEqualTo("1/2 * * * * *");
+    }
+
+    @Test
+    void aTickWhoseEnqueueFailsIsTriedAgainNotLost() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AtomicReference<Instant> failedTick = new AtomicReference<>();
+        JdbcJobQueue real = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+        JobQueue failingOnce = new JobQueue() {
+            @Override
+            public long enqueue(JobRequest request) {
+                if (attempts.incrementAndGet() == 1) {
+                    failedTick.set(request.runAt());
+                    throw new IllegalStateException("the insert failed (test)");
+                }
+                return real.enqueue(request);
+            }
+
+            @Override
+            public List<Long> enqueueAll(List<JobRequest> requests) {
+                return real.enqueueAll(requests);
+            }
+        };
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .handler("reports", Report.class, (report, context) -> { }, QueueOptions.defaults())
+                .recurring(RecurringJob.of("report", EVERY_TWO_SECONDS, "reports", new Report("retried")))
+                .producer(failingOnce)
+                .build();
+        runtime.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> count() >= 1);
+        } finally {
+            runtime.stop();
+        }
+        assertThat(attempts.get()).isGreaterThanOrEqualTo(2);
+        // Had the failed attempt's advance committed without its job, the retry would find the tick
+        // done and the tick would have no job.
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE queue = 'reports'"
+                + " AND run_at = ?", Long.class, Timestamp.from(failedTick.get()))).as("the failed tick, enqueued on the retry")
+                .isEqualTo(1L);
+    }
+
+    @Test
+    void aRecurringJobNeedsAHandlerForItsQueueAValidCronAndAReadablePayload() {
         assertThatThrownBy(() -> WorkerRuntime.builder(database.dataSource())
                 .recurring(RecurringJob.of("orphan", EVERY_TWO_SECONDS, "nobody", new Report("x"))).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'nobody'")
                 .hasMessageContaining("no handler");
         assertThatThrownBy(() -> RecurringJob.of("bad", "every day", "reports", new Report("x")))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> WorkerRuntime.builder(database.dataSource())
+                .handler("reports", Report.class, (report, context) -> { }, QueueOptions.defaults())
+                .recurring(RecurringJob.of("unreadable", EVERY_TWO_SECONDS, "reports", List.of(1, 2))).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unreadable")
+                .hasMessageContaining("cannot be read as");
+    }
+
+    /** The time a runtime was started again, and the ticks enqueued between the last job before the stop and it. */
+    private record Gap(Instant restarted, List<Instant> ticks) {
     }
 
     /**
-     * Runs {@code job} until its first job, stops for five ticks, starts it again for a little more
-     * than one tick; returns the ticks enqueued from the stop until one tick and a half after the
-     * restart (missed ticks enqueued late carry their own tick as run_at).
+     * Runs {@code before} until its first job, stops for more than five ticks, and starts
+     * {@code after} at an odd second, half-way between two ticks, until its first tick; returns
+     * the restart and the ticks enqueued after the last tick before the stop, up to the restart.
      */
-    private List<Instant> ticksAcrossAStop(RecurringJob job) throws Exception {
-        WorkerRuntime first = runtime(job);
+    private Gap stopAcrossFiveTicks(RecurringJob before, RecurringJob after) throws Exception {
+        WorkerRuntime first = runtime(before);
         first.start();
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> count() >= 1);
         } finally {
             first.stop();
         }
-        Instant stopped = Instant.now();
+        Instant lastBefore = database.jdbc().queryForObject(
+                "SELECT max(run_at) FROM workrow_job WHERE queue = 'reports'", Timestamp.class).toInstant();
         Thread.sleep(10_500);
+        long untilOddSecond = 1000 - System.currentTimeMillis() % 1000 + (Instant.now().getEpochSecond() % 2 == 0 ? 0 : 1000);
+        Thread.sleep(untilOddSecond);
         Instant restarted = Instant.now();
-        WorkerRuntime second = runtime(job);
+        WorkerRuntime second = runtime(after);
         second.start();
         try {
-            Thread.sleep(3_500);
+            await().atMost(Duration.ofSeconds(10)).until(() -> !ticksBetween(restarted, Instant.now().plusSeconds(5))
+                    .isEmpty());
         } finally {
             second.stop();
         }
-        List<Instant> ticks = ticksBetween(stopped, restarted.plusMillis(2_500));
-        System.out.printf("%s stopped %s, restarted %s: ticks %s%n", job, stopped, restarted, ticks);
-        return ticks;
+        List<Instant> ticks = ticksBetween(lastBefore, restarted);
+        System.out.printf("%s, then %s: last tick before the stop %s, restarted %s, ticks between %s%n", before, after,
+                lastBefore, restarted, ticks);
+        return new Gap(restarted, ticks);
     }
 
     private List<Instant> ticksBetween(Instant from, Instant until) {

@@ -1,5 +1,6 @@
 package io.workrow.queue.autoconfigure;
 
+import io.workrow.queue.JobQueue;
 import io.workrow.queue.RecurringJob;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
@@ -14,6 +15,7 @@ import io.workrow.queue.worker.ErrorDescriber;
 import io.workrow.queue.worker.HandlerRegistration;
 import io.workrow.queue.worker.HandlerTransaction;
 import io.workrow.queue.worker.WorkerRuntime;
+import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +51,7 @@ public final class WorkrowWorkerAutoConfiguration {
             WorkrowSettings settings, QueueHandlerDiscoverer handlers,
             ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<QueueMetrics> metrics,
             ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber,
-            ObjectProvider<RecurringJob> recurringJobs) {
+            ObjectProvider<RecurringJob> recurringJobs, ObjectProvider<JobQueue> producer) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
@@ -71,10 +73,17 @@ public final class WorkrowWorkerAutoConfiguration {
                 builder.handler(new HandlerRegistration(handler.queue(), handler.payloadType(), handler,
                         settings.queueOptions(handler.queue()), transaction, handler.description()));
             }
+            // Through the application's producer: its max-attempts and payload cap apply.
+            producer.ifAvailable(builder::producer);
+            List<RecurringJob> beans = recurringJobs.orderedStream().toList();
             for (WorkrowSettings.RecurringEntry entry : settings.recurring()) {
+                beans.stream().filter(bean -> bean.name().equals(entry.name())).findFirst().ifPresent(bean -> {
+                    throw new InvalidConfigurationPropertyValueException("workrow.recurring", entry.name(),
+                            "a RecurringJob bean has the same name: " + bean);
+                });
                 builder.recurring(recurringJob(entry, handlers, codec));
             }
-            recurringJobs.orderedStream().forEach(builder::recurring);
+            beans.forEach(builder::recurring);
             settings.configuredQueues().stream()
                     .filter(queue -> handlers.handlers().stream().noneMatch(h -> h.queue().equals(queue)))
                     .forEach(queue -> log.info("workrow.queues.{} is configured but no @QueueHandler handles it"

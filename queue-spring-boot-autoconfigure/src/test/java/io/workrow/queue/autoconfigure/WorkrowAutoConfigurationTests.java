@@ -27,6 +27,7 @@ import io.workrow.queue.worker.WorkerRuntime;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.List;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -35,6 +36,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 class WorkrowAutoConfigurationTests {
@@ -202,21 +204,17 @@ class WorkrowAutoConfigurationTests {
     @Test
     void aRecurringJobFromPropertiesIsDeclaredAtStartWithItsSchedule() {
         withDatabase().withBean(Receipts.class)
-                .withPropertyValues("workrow.recurring.nightly.cron=0 0 2 * * *",
-                        "workrow.recurring.nightly.zone=Europe/Berlin", "workrow.recurring.nightly.queue=send-receipt",
-                        "workrow.recurring.nightly.payload={\"orderId\":7}").run(context -> {
+                .withPropertyValues("workrow.recurring.declared.cron=0 0 2 * * *",
+                        "workrow.recurring.declared.zone=Europe/Berlin", "workrow.recurring.declared.queue=send-receipt",
+                        "workrow.recurring.declared.payload={\"orderId\":7}").run(context -> {
                     assertThat(context).hasNotFailed();
                     // Declared by the runtime's recurring thread as it starts.
-                    await().atMost(Duration.ofSeconds(10))
-                            .until(() -> !context.getBean(QueueAdmin.class).recurringJobs().isEmpty());
-                    List<RecurringStatus> declared = context.getBean(QueueAdmin.class).recurringJobs();
-                    assertThat(declared).singleElement().satisfies(entry -> {
-                        assertThat(entry.name()).isEqualTo("nightly");
-                        assertThat(entry.queue()).isEqualTo("send-receipt");
-                        assertThat(entry.zone()).isEqualTo("Europe/Berlin");
-                        assertThat(entry.lastTick()).isNull();
-                        assertThat(entry.nextTick().atZone(ZoneId.of("Europe/Berlin")).getHour()).isEqualTo(2);
-                    });
+                    await().atMost(Duration.ofSeconds(10)).until(() -> recurring(context, "declared").isPresent());
+                    RecurringStatus entry = recurring(context, "declared").orElseThrow();
+                    assertThat(entry.queue()).isEqualTo("send-receipt");
+                    assertThat(entry.zone()).isEqualTo("Europe/Berlin");
+                    assertThat(entry.lastTick()).isNull();
+                    assertThat(entry.nextTick().atZone(ZoneId.of("Europe/Berlin")).getHour()).isEqualTo(2);
                 });
     }
 
@@ -229,10 +227,30 @@ class WorkrowAutoConfigurationTests {
                         "workrow.recurring.nightly.queue=send-receipt",
                         "workrow.recurring.nightly.payload={\"orderId\":7}").run(context -> {
                     assertThat(context).hasNotFailed();
-                    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
-                            context.getBean(QueueAdmin.class).recurringJobs()).extracting(RecurringStatus::name)
-                            .containsExactly("nightly", "weekly"));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> recurring(context, "weekly").isPresent()
+                            && recurring(context, "nightly").isPresent());
+                    assertThat(recurring(context, "weekly").orElseThrow().cron()).isEqualTo("0 0 3 * * MON");
                 });
+    }
+
+    @Test
+    void aRecurringJobBeanAndPropertyOfOneNameFailStartUpNamingIt() {
+        withDatabase().withBean(Receipts.class)
+                .withBean("nightlyReceipt", RecurringJob.class,
+                        () -> RecurringJob.of("nightly", "0 0 3 * * *", "send-receipt", new Receipt(1)))
+                .withPropertyValues("workrow.recurring.nightly.cron=0 0 2 * * *",
+                        "workrow.recurring.nightly.queue=send-receipt",
+                        "workrow.recurring.nightly.payload={\"orderId\":7}").run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                            .hasMessageContaining("Property workrow.recurring with value 'nightly' is invalid");
+                });
+    }
+
+    private static Optional<RecurringStatus> recurring(ApplicationContext context, String name) {
+        return context.getBean(QueueAdmin.class).recurringJobs().stream().filter(entry -> entry.name().equals(name))
+                .findFirst();
     }
 
     @Test
