@@ -3,14 +3,20 @@ package io.workrow.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobRequest;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.sample.report.SalesReport;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -39,6 +45,9 @@ class SampleApplicationTests {
 
     @LocalServerPort
     int port;
+
+    @Autowired
+    JobQueue queue;
 
     private final HttpClient http = HttpClient.newHttpClient();
     private final JsonMapper json = JsonMapper.builder().build();
@@ -105,6 +114,22 @@ class SampleApplicationTests {
                 .contains("workrow_jobs_duration_seconds_count{outcome=\"success\",queue=\"send-receipt\"")
                 .contains("workrow_queue_depth_jobs{queue=\"send-receipt\",status=\"pending\"")
                 .contains("workrow_queue_lag_seconds{queue=\"send-receipt\"}"));
+    }
+
+    @Test
+    void theDailySalesReportIsDeclaredAndItsJobReportsTheDayBeforeItsTick() throws Exception {
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/actuator/workrow").get("recurring").size() == 1);
+        JsonNode recurring = get("/actuator/workrow").get("recurring").get(0);
+        assertThat(recurring.get("name").asString()).isEqualTo("daily-sales-report");
+        assertThat(recurring.get("queue").asString()).isEqualTo("sales-report");
+        assertThat(Instant.parse(recurring.get("nextTick").asString()).atZone(ZoneId.of("Europe/Berlin")).getHour())
+                .isEqualTo(6);
+
+        placeOrder("barbara");
+        // What the tick would enqueue, due now: the handler reports the day before it.
+        long id = queue.enqueue(JobRequest.of("sales-report", new SalesReport(1)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> "completed".equals(database.jdbc().queryForObject(
+                "SELECT status FROM workrow_job WHERE id = ?", String.class, id)));
     }
 
     @Test
