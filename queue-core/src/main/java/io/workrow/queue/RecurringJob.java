@@ -2,9 +2,10 @@ package io.workrow.queue;
 
 import java.time.Instant;
 import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.Objects;
+import java.util.Optional;
 import org.springframework.scheduling.support.CronExpression;
 
 /**
@@ -54,7 +55,7 @@ public final class RecurringJob {
      * @throws IllegalArgumentException if {@code cron} is not a valid cron expression
      */
     public static RecurringJob of(String name, String cron, String queue, Object payload) {
-        return new RecurringJob(name, cron, ZoneOffset.UTC, queue, payload, true);
+        return new RecurringJob(name, cron, ZoneId.of("UTC"), queue, payload, true);
     }
 
     /** The same job with its ticks computed in {@code zone} (daylight saving included). */
@@ -100,7 +101,29 @@ public final class RecurringJob {
 
     /** The idempotency key of the job for {@code tick}: the same on every node. */
     public String idempotencyKey(Instant tick) {
-        return "workrow:recurring:" + name + ":" + tick;
+        return keyPrefix(name) + tick;
+    }
+
+    /**
+     * The tick a job of the recurring job {@code name} was enqueued for, read from its idempotency
+     * key; empty for a job that is not one of its ticks. A handler that works on the period before
+     * its tick takes the tick from here: the job's run time moves when an attempt fails.
+     */
+    public static Optional<Instant> tickOf(String name, JobContext job) {
+        String key = job.idempotencyKey();
+        String prefix = keyPrefix(name);
+        if (key == null || !key.startsWith(prefix)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Instant.parse(key.substring(prefix.length())));
+        } catch (DateTimeParseException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String keyPrefix(String name) {
+        return "workrow:recurring:" + name + ":";
     }
 
     @Override

@@ -12,22 +12,25 @@ final class RecurringSql {
 
     /**
      * Declares an entry as this node's configuration has it (queue, cron, zone, next tick), keeping
-     * the last tick enqueued; returns that last tick (null for an entry never run) with the cron
-     * and zone the row had before (null for a new row), so a changed schedule is not caught up.
-     * Every node declares its entries at start: the latest start's schedule is what the row shows.
+     * the last tick enqueued; returns that last tick (null for an entry never run). When the cron
+     * or zone differs from the row's, the last tick moves to {@code now} (the database's clock,
+     * read by the caller): the old schedule's missed ticks are not the new one's to catch up, and
+     * every node that declares after this one sees the same. The decision is made on the row as
+     * locked by the upsert, so concurrent declarations agree.
      */
     static final String RECURRING_DECLARE = """
-            WITH previous AS (
-                SELECT cron, zone FROM {recurring} WHERE name = ?
-            ), declared AS (
-                INSERT INTO {recurring} (name, queue, cron, zone, next_tick) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE
-                    SET queue = EXCLUDED.queue, cron = EXCLUDED.cron, zone = EXCLUDED.zone,
-                        next_tick = EXCLUDED.next_tick, declared_at = now()
-                RETURNING last_tick
-            )
-            SELECT declared.last_tick, previous.cron AS previous_cron, previous.zone AS previous_zone
-            FROM declared LEFT JOIN previous ON true
+            INSERT INTO {recurring} AS entry (name, queue, cron, zone, next_tick) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (name) DO UPDATE
+                SET queue = EXCLUDED.queue, cron = EXCLUDED.cron, zone = EXCLUDED.zone,
+                    next_tick = EXCLUDED.next_tick, declared_at = now(),
+                    last_tick = CASE WHEN (entry.cron, entry.zone) IS DISTINCT FROM (EXCLUDED.cron, EXCLUDED.zone)
+                                     THEN greatest(entry.last_tick, ?) ELSE entry.last_tick END
+            RETURNING last_tick
+            """;
+
+    /** The database's clock, which decides when a tick is due on every node. */
+    static final String RECURRING_NOW = """
+            SELECT clock_timestamp()
             """;
 
     /**

@@ -17,33 +17,31 @@ public final class RecurringStore {
 
     private final JdbcTemplate timed;
     private final String declare;
+    private final String now;
     private final String advance;
     private final String list;
 
     RecurringStore(JdbcTemplate timed, SqlIdentifier schema) {
         this.timed = timed;
         this.declare = JobSql.render(RecurringSql.RECURRING_DECLARE, schema);
+        this.now = JobSql.render(RecurringSql.RECURRING_NOW, schema);
         this.advance = JobSql.render(RecurringSql.RECURRING_ADVANCE, schema);
         this.list = JobSql.render(RecurringSql.RECURRING_LIST, schema);
     }
 
-    /** What an entry's row held when this node declared it: its last tick and the schedule it had. */
-    public record Declared(Instant lastTick, String previousCron, String previousZone) {
-
-        /** Whether the row had another cron expression or zone before this declaration. */
-        public boolean scheduleChanged(String cron, String zone) {
-            return previousCron != null && (!previousCron.equals(cron) || !previousZone.equals(zone));
-        }
-    }
-
     /**
      * Declares an entry's schedule ({@code nextTick} null when its expression has no more); returns
-     * the last tick enqueued for it (null if none ever was) and the schedule the row had.
+     * the last tick enqueued for it (null if none ever was), moved to {@code now} if the row had
+     * another cron or zone.
      */
-    public Declared declare(String name, String queue, String cron, String zone, Instant nextTick) {
-        return timed.queryForObject(declare, (rs, row) -> new Declared(instant(rs, "last_tick"),
-                rs.getString("previous_cron"), rs.getString("previous_zone")), name, name, queue, cron, zone,
-                timestamp(nextTick));
+    public Instant declare(String name, String queue, String cron, String zone, Instant nextTick, Instant now) {
+        return timed.queryForObject(declare, (rs, row) -> instant(rs, "last_tick"), name, queue, cron, zone,
+                timestamp(nextTick), timestamp(now));
+    }
+
+    /** The database's clock. */
+    public Instant now() {
+        return timed.queryForObject(now, Timestamp.class).toInstant();
     }
 
     /** Moves the entry's last tick to {@code tick} if it was behind; returns whether this call moved it. */

@@ -4,7 +4,6 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.RecurringJob;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.store.RecurringStore;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -13,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -27,8 +27,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * while no node ran are not replayed: only the last of them is enqueued, and none when the entry
  * has catch-up off or its schedule changed (the old schedule's ticks are not the new one's). A
  * thread that wakes late (a pause, a database outage) likewise enqueues only the latest tick due,
- * whatever the catch-up setting: the entry was running, not down. A node's clock only decides when it tries: a tick enqueued early is a job
- * scheduled for the tick, which the database's clock releases.
+whatever the catch-up setting: the entry was running, not down. When a tick is due is decided by
+ * the database's clock, read at each pass, as everything else in Workrow is: a node whose own
+ * clock is off neither enqueues early nor takes a tick from the others.
  */
 final class RecurringScheduler {
 
@@ -44,13 +45,14 @@ final class RecurringScheduler {
     private final RecurringStore store;
     private final JobQueue producer;
     private final TransactionTemplate transaction;
-    private final Clock clock;
+    /** The database's clock; the local monotonic clock only times the sleeps between passes. */
+    private final Supplier<Instant> clock;
     /** Each declared entry's next tick (null when its expression has no more); absent until declared. */
     private final Map<String, Instant> nextTicks = new HashMap<>();
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-recurring");
 
     RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JobQueue producer,
-            TransactionTemplate transaction, Clock clock) {
+            TransactionTemplate transaction, Supplier<Instant> clock) {
         this.jobs = List.copyOf(jobs);
         this.store = store;
         this.producer = producer;
@@ -87,7 +89,8 @@ final class RecurringScheduler {
      * the next. An entry whose statements fail is tried again a second later; the others go on.
      */
     long runDue() {
-        Instant now = clock.instant();
+        Instant now = clock.get();
+        long readNanos = System.nanoTime();
         boolean failed = false;
         for (RecurringJob job : jobs) {
             try {
@@ -97,7 +100,10 @@ final class RecurringScheduler {
                 Instant next = nextTicks.get(job.name());
                 if (next != null && !next.isAfter(now)) {
                     Instant following = job.nextTick(now);
-                    enqueue(job, latestTick(job, next, now), following);
+                    Instant due = latestTick(job, next, now);
+                    if (due != null) {
+                        enqueue(job, due, following);
+                    }
                     nextTicks.put(job.name(), following);
                 }
             } catch (RuntimeException e) {
@@ -106,23 +112,19 @@ final class RecurringScheduler {
                 failed = true;
             }
         }
+        Instant nowAgain = now.plusNanos(System.nanoTime() - readNanos);
         long sleepMillis = nextTicks.values().stream().filter(tick -> tick != null).min(Instant::compareTo)
-                .map(earliest -> Duration.between(clock.instant(), earliest).toMillis()).orElse(MOST_SLEEP_MILLIS);
+                .map(earliest -> Duration.between(nowAgain, earliest).toMillis()).orElse(MOST_SLEEP_MILLIS);
         return Math.max(0, Math.min(failed ? RETRY_MILLIS : MOST_SLEEP_MILLIS, sleepMillis));
     }
 
     /** Writes the entry's schedule, catches up its last missed tick if it has one; returns its next tick. */
     private Instant declare(RecurringJob job, Instant now) {
         Instant following = job.nextTick(now);
-        RecurringStore.Declared declared = store.declare(job.name(), job.queue(), job.cron(), job.zone().getId(),
-                following);
-        Instant lastTick = declared.lastTick();
+        Instant lastTick = store.declare(job.name(), job.queue(), job.cron(), job.zone().getId(), following, now);
         Instant missed = lastTick == null ? null : latestTick(job, job.nextTick(lastTick), now);
         if (missed == null) {
             log.info("{} declared; next tick {}", job, following);
-        } else if (declared.scheduleChanged(job.cron(), job.zone().getId())) {
-            log.info("{} declared with a new schedule (was {} {}); ticks since {} are not caught up; next tick {}", job,
-                    declared.previousCron(), declared.previousZone(), lastTick, following);
         } else if (!job.catchUp()) {
             log.info("{} missed ticks since {} while no node ran; skipping them (catch-up off); next tick {}", job,
                     lastTick, following);

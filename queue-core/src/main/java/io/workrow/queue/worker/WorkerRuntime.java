@@ -14,7 +14,6 @@ import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -136,7 +135,7 @@ public final class WorkerRuntime implements AutoCloseable {
         this.recurring = builder.recurring.isEmpty() ? null
                 : new RecurringScheduler(List.copyOf(builder.recurring.values()), store.recurring(),
                         builder.producer != null ? builder.producer : new JdbcJobQueue(store, builder.codec),
-                        recurringTransaction(store), Clock.systemUTC());
+                        recurringTransaction(store), store.recurring()::now);
         // Without queues there is nothing to wake: no listener connection is held for nothing.
         this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)

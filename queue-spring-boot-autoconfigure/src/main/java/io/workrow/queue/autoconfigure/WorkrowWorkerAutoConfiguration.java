@@ -1,7 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
-import io.workrow.queue.JobQueue;
 import io.workrow.queue.RecurringJob;
+import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.PayloadCodec;
@@ -51,7 +51,7 @@ public final class WorkrowWorkerAutoConfiguration {
             WorkrowSettings settings, QueueHandlerDiscoverer handlers,
             ObjectProvider<PlatformTransactionManager> transactionManagers, ObjectProvider<QueueMetrics> metrics,
             ObjectProvider<JobObserver> observer, ObjectProvider<ErrorDescriber> errorDescriber,
-            ObjectProvider<RecurringJob> recurringJobs, ObjectProvider<JobQueue> producer) {
+            ObjectProvider<RecurringJob> recurringJobs) {
         return new WorkerRuntimeLifecycle(() -> {
             WorkrowProperties properties = settings.properties();
             WorkerRuntime.Builder builder = WorkerRuntime.builder(dataSource)
@@ -73,8 +73,9 @@ public final class WorkrowWorkerAutoConfiguration {
                 builder.handler(new HandlerRegistration(handler.queue(), handler.payloadType(), handler,
                         settings.queueOptions(handler.queue()), transaction, handler.description()));
             }
-            // Through the application's producer: its max-attempts and payload cap apply.
-            producer.ifAvailable(builder::producer);
+            // On the store's connections, so the insert joins the tick's transaction; with the
+            // configured max-attempts and payload cap.
+            builder.producer(new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes()));
             List<RecurringJob> beans = recurringJobs.orderedStream().toList();
             for (WorkrowSettings.RecurringEntry entry : settings.recurring()) {
                 beans.stream().filter(bean -> bean.name().equals(entry.name())).findFirst().ifPresent(bean -> {
