@@ -5,17 +5,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 class BucketRingTests {
 
-    private static List<String> workers(int count) {
+    /**
+     * Worker ids as WorkerId makes them, their random part drawn from a seeded generator: the
+     * spread over 500 sets is measured, and the same sets every run keep a 4-sigma draw from
+     * failing one build in fifty.
+     */
+    private final Random random = new Random(20261124);
+
+    private List<String> workers(int count) {
         List<String> workers = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            workers.add("host-" + i + ":" + (1000 + i) + ":" + UUID.randomUUID().toString().substring(0, 8));
+            workers.add("host-" + i + ":" + (1000 + i) + ":" + uuid().toString().substring(0, 8));
         }
         return workers;
+    }
+
+    private UUID uuid() {
+        return new UUID(random.nextLong(), random.nextLong());
     }
 
     @Test
@@ -46,7 +58,7 @@ class BucketRingTests {
             List<String> four = workers(4);
             String[] before = BucketRing.owners(four);
             List<String> five = new ArrayList<>(four);
-            String joiner = "joiner:" + UUID.randomUUID();
+            String joiner = "joiner:" + uuid();
             five.add(joiner);
             String[] afterJoin = BucketRing.owners(five);
             long moved = 0;
@@ -59,7 +71,8 @@ class BucketRingTests {
             movedTotal += moved;
             minMoved = Math.min(minMoved, moved);
             maxMoved = Math.max(maxMoved, moved);
-            assertThat(moved).as("1024/5 within 5%% of the buckets").isBetween(154L, 256L);
+            // 1024/5 = 204.8, with a binomial spread of 12.8: four of them either way.
+            assertThat(moved).as("1024/5 within a quarter").isBetween(154L, 256L);
 
             String leaver = five.get(trial % 5);
             List<String> remaining = new ArrayList<>(five);
