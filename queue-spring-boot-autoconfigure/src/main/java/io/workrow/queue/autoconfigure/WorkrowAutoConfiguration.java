@@ -70,8 +70,12 @@ public final class WorkrowAutoConfiguration {
     @ConditionalOnMissingBean(JobQueue.class)
     JdbcJobQueue jobQueue(JobStore store, PayloadCodec codec, WorkrowSettings settings,
             ObjectProvider<EnqueueHeaders> headers) {
-        return new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes())
-                .withHeaders(headers.getIfAvailable(() -> EnqueueHeaders.NONE));
+        return producer(store, codec, settings).withHeaders(headers.getIfAvailable(() -> EnqueueHeaders.NONE));
+    }
+
+    /** A producer on {@code store} with the configured max-attempts per queue and payload cap. */
+    static JdbcJobQueue producer(JobStore store, PayloadCodec codec, WorkrowSettings settings) {
+        return new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes());
     }
 
     @Bean

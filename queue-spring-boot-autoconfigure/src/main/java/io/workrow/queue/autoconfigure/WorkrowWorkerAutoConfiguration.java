@@ -1,7 +1,6 @@
 package io.workrow.queue.autoconfigure;
 
 import io.workrow.queue.RecurringJob;
-import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.PayloadCodec;
@@ -75,7 +74,7 @@ public final class WorkrowWorkerAutoConfiguration {
             }
             // On the store's connections, so the insert joins the tick's transaction; with the
             // configured max-attempts and payload cap.
-            builder.producer(new JdbcJobQueue(store, codec, settings::maxAttempts, settings.maxPayloadBytes()));
+            builder.producer(WorkrowAutoConfiguration.producer(store, codec, settings));
             List<RecurringJob> beans = recurringJobs.orderedStream().toList();
             for (WorkrowSettings.RecurringEntry entry : settings.recurring()) {
                 beans.stream().filter(bean -> bean.name().equals(entry.name())).findFirst().ifPresent(bean -> {
