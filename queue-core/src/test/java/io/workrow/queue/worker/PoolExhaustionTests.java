@@ -28,6 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 
 /**
@@ -125,6 +126,27 @@ class PoolExhaustionTests {
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("still in use").isEqualTo(1);
         inUse.close();
         assertThat(pool.getHikariPoolMXBean().getActiveConnections()).as("given back").isZero();
+    }
+
+    @Test
+    void aKeptConnectionAutocommitsWithANetworkTimeoutAndGoesBackAsItWasLent() throws SQLException {
+        // One connection that keeps whatever is set on it (Hikari would reset it on return itself).
+        SingleConnectionDataSource single = new SingleConnectionDataSource(database.jdbcUrl(),
+                database.server().user(), database.server().password(), true);
+        single.setAutoCommit(false);
+        try {
+            ReservedConnection reserved = new ReservedConnection(single, "test", 12_345);
+            try (Connection kept = reserved.getConnection()) {
+                assertThat(kept.getAutoCommit()).isTrue();
+                assertThat(kept.getNetworkTimeout()).isEqualTo(12_345);
+            }
+            reserved.release();
+            Connection lent = single.getConnection();
+            assertThat(lent.getAutoCommit()).as("as the pool lent it").isFalse();
+            assertThat(lent.getNetworkTimeout()).isZero();
+        } finally {
+            single.destroy();
+        }
     }
 
     @Test
