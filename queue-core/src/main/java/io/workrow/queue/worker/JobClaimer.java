@@ -4,6 +4,8 @@ import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * How one queue's jobs are claimed: the claim statement its options call for, with what that
@@ -28,6 +30,20 @@ interface JobClaimer {
     /** The claimer for {@code registration}'s queue in a runtime whose worker id and registry are given. */
     static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
             WorkerRegistry registry) {
+        return forQueue(registration, store, workerId, queue -> registry.ownedBuckets(queue));
+    }
+
+    /**
+     * The claimer a drain uses: the queue's own, except that an ordered queue's keys are all this
+     * runtime's (a drain runs one job at a time, so a key's order holds without sharing buckets).
+     */
+    static JobClaimer forDrain(HandlerRegistration registration, JobStore store, String workerId) {
+        int[] every = IntStream.range(0, BucketRing.BUCKETS).toArray();
+        return forQueue(registration, store, workerId, queue -> every);
+    }
+
+    private static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
+            Function<String, int[]> ownedBuckets) {
         String queue = registration.queue();
         QueueOptions options = registration.options();
         Duration lease = options.lease();
@@ -46,7 +62,7 @@ interface JobClaimer {
         if (options.ordering() != KeyOrdering.NONE) {
             boolean skipFailed = options.ordering() == KeyOrdering.SKIP;
             return (limit, probes) -> store.claimOrdered(queue, workerId, limit, lease, probes,
-                    registry.ownedBuckets(queue), skipFailed);
+                    ownedBuckets.apply(queue), skipFailed);
         }
         return (limit, probes) -> store.claim(queue, workerId, limit, lease, probes);
     }

@@ -9,6 +9,7 @@ import io.workrow.queue.payload.PayloadDecodingException;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +44,11 @@ final class JobExecutor {
         this.observer = observer;
     }
 
-    void run(RunningJob running) {
+    /**
+     * Runs {@code running} in the calling thread and hands its result to the writer; the future
+     * completes once the writer has recorded it and the run's observation is closed.
+     */
+    CompletableFuture<RecordedOutcome> run(RunningJob running) {
         ClaimedJob job = running.job();
         MDC.put("job", Long.toString(job.id()));
         MDC.put("queue", job.queue());
@@ -56,8 +61,8 @@ final class JobExecutor {
             }
             observed.leave();
             // Blocks while the writer's bounded queue is full: the slot stays taken until then.
-            writer.accept(result).whenComplete((outcome, error) -> {
-                observed.outcome(outcome != null ? outcome : JobOutcome.UNRECORDED);
+            return writer.accept(result).whenComplete((recorded, error) -> {
+                observed.outcome(recorded != null ? recorded.outcome() : JobOutcome.UNRECORDED);
                 observed.close();
             });
         } catch (RuntimeException | Error e) {

@@ -95,9 +95,9 @@ final class ResultWriter {
 
     /**
      * Hands a result over, waiting (uninterruptibly) while the queue is full; the future completes
-     * with the outcome once it is recorded.
+     * with the outcome and the job's new status once it is recorded.
      */
-    CompletableFuture<JobOutcome> accept(JobResult result) {
+    CompletableFuture<RecordedOutcome> accept(JobResult result) {
         Pending pending = new Pending(result);
         breakers.accepted(result.job().job().queue(), result.kind());
         boolean queued = false;
@@ -332,7 +332,7 @@ final class ResultWriter {
         log.warn("{} {} could not be recorded before shutdown; it runs again after its lease expires",
                 pending.job(), pending.result.kind().name().toLowerCase(java.util.Locale.ROOT));
         metrics.handled(pending.job().job().queue(), JobOutcome.UNRECORDED, pending.result.handlerTime());
-        pending.recorded.complete(JobOutcome.UNRECORDED);
+        pending.recorded.complete(new RecordedOutcome(JobOutcome.UNRECORDED, null, pending.result));
     }
 
     private void finish(Pending pending, JobOutcome outcome, JobStatus status) {
@@ -351,7 +351,7 @@ final class ResultWriter {
         recordedQueues.add(job.queue());
         describe(result, outcome, status);
         room.release();
-        pending.recorded.complete(outcome);
+        pending.recorded.complete(new RecordedOutcome(outcome, status, result));
     }
 
     private static void describe(JobResult result, JobOutcome outcome, JobStatus status) {
@@ -408,7 +408,7 @@ final class ResultWriter {
 
         final JobResult result;
         final long submittedNanos = System.nanoTime();
-        final CompletableFuture<JobOutcome> recorded = new CompletableFuture<>();
+        final CompletableFuture<RecordedOutcome> recorded = new CompletableFuture<>();
         long notBeforeNanos;
         int tries;
 

@@ -9,6 +9,7 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.SchemaLookup;
@@ -20,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -59,6 +61,8 @@ public final class WorkerRuntime implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WorkerRuntime.class);
     private static final Duration RESERVED_NETWORK_GRACE = Duration.ofSeconds(10);
+    /** The most jobs one drain runs: more means a handler keeps its own queue busy. */
+    public static final int MAX_DRAINED = 10_000;
 
     private final JobStore store;
     private final String workerId;
@@ -69,6 +73,9 @@ public final class WorkerRuntime implements AutoCloseable {
     private final WorkerRegistry registry;
     private final LeaseKeeper keeper;
     private final ScheduledJobPromoter promoter;
+    private final Map<String, HandlerRegistration> registrations;
+    private final JobExecutor executor;
+    private final Map<String, JobClaimer> drainClaimers = new LinkedHashMap<>();
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
     private final Map<String, ExecutorService> handlerThreads = new LinkedHashMap<>();
     private final List<Thread> pollerThreads = new ArrayList<>();
@@ -84,6 +91,8 @@ public final class WorkerRuntime implements AutoCloseable {
     private Thread listenerThread;
     private volatile boolean stopping;
     private volatile boolean started;
+    /** Whether the writer and the keeper run: from start, or from the first drain. */
+    private boolean servicesStarted;
 
     private WorkerRuntime(Builder builder) {
         this.store = builder.store != null ? builder.store
@@ -92,6 +101,7 @@ public final class WorkerRuntime implements AutoCloseable {
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.queues = Set.copyOf(builder.registrations.keySet());
+        this.registrations = Map.copyOf(builder.registrations);
         this.metrics = builder.metrics;
         // Results accepted and not yet recorded: a full batch being written plus one per handler
         // slot and per job a queue may hold in line (handed back at stop), so the writer never
@@ -122,7 +132,7 @@ public final class WorkerRuntime implements AutoCloseable {
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
-        JobExecutor executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
+        this.executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
                 builder.observer);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
@@ -217,23 +227,19 @@ public final class WorkerRuntime implements AutoCloseable {
         if (started) {
             return;
         }
+        if (stopping) {
+            throw new IllegalStateException("This runtime was stopped; a stopped runtime does not start again,"
+                    + " build a new one");
+        }
         started = true;
-        queues.forEach(metrics::register);
         connectionBudget.warnIfShort();
-        breakers.register();
         if (registry != null) {
             registry.start();
         }
         Thread keepAlive = new Thread(this::awaitStop, "workrow-keep-alive");
         keepAlive.setDaemon(false);
         keepAlive.start();
-        if (!pollers.isEmpty()) {
-            // Before any job is claimed: renewals and outcomes then never wait for the pool.
-            writerConnection.reserve();
-            keeperConnection.reserve();
-        }
-        writer.start();
-        keeper.start();
+        startServices();
         if (!pollers.isEmpty()) {
             promoter.start();
         }
@@ -251,6 +257,74 @@ public final class WorkerRuntime implements AutoCloseable {
                 HandlerThreads.virtual() ? "virtual" : "platform", workerId);
     }
 
+    /** The meters, the result writer and the lease keeper: what running a job needs besides a poller. */
+    private void startServices() {
+        if (servicesStarted) {
+            return;
+        }
+        servicesStarted = true;
+        queues.forEach(metrics::register);
+        breakers.register();
+        if (!pollers.isEmpty()) {
+            // Before any job is claimed: renewals and outcomes then never wait for the pool.
+            writerConnection.reserve();
+            keeperConnection.reserve();
+        }
+        writer.start();
+        keeper.start();
+    }
+
+    /**
+     * Runs {@code queue}'s due jobs one at a time in the calling thread, through the queue's
+     * handler and the same result path as the pollers, until none is due; returns each run in the
+     * order it ran. Jobs the handlers enqueue that are due at once run in the same drain; a failed
+     * job waits out its backoff, so it is not run again here. Scheduled jobs that have fallen due
+     * are promoted first. A queue whose circuit breaker is open, or a fair queue's keys over their
+     * rate, yield nothing, as they would to a poller.
+     *
+     * <p>For tests: the runtime must not be started (its pollers would take the jobs instead). The
+     * first drain starts the result writer and the lease keeper, and {@link #stop()} stops them.
+     * Jobs are claimed on the runtime's own connections, so they must be committed: a drain cannot
+     * see what the calling thread's open transaction inserted.
+     *
+     * @throws IllegalArgumentException when no handler of this runtime takes {@code queue}
+     * @throws IllegalStateException when the runtime is started or stopped, or when more than
+     *     {@value #MAX_DRAINED} jobs ran and more are due (a handler that keeps enqueueing its own queue)
+     */
+    public synchronized List<DrainedJob> drain(String queue) {
+        HandlerRegistration registration = registrations.get(queue);
+        if (registration == null) {
+            throw new IllegalArgumentException("No handler in this runtime takes queue '" + queue + "'; it has "
+                    + new TreeSet<>(queues));
+        }
+        if (started || stopping) {
+            throw new IllegalStateException("drain(" + queue + ") runs jobs in the calling thread and needs a runtime"
+                    + " that is not started; this one is " + (stopping ? "stopped" : "started, and its pollers"
+                    + " take the jobs (in Spring, set workrow.auto-startup=false)"));
+        }
+        startServices();
+        JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
+                name -> JobClaimer.forDrain(registration, store, workerId));
+        List<DrainedJob> runs = new ArrayList<>();
+        while (true) {
+            promoter.promoteDue();
+            long claimSentNanos = System.nanoTime();
+            List<ClaimedJob> claimed = claimer.claim(1, false);
+            if (claimed.isEmpty()) {
+                return runs;
+            }
+            RunningJob job = new RunningJob(claimed.get(0), registration, claimSentNanos);
+            inFlight.add(job);
+            RecordedOutcome recorded = executor.run(job).join();
+            runs.add(new DrainedJob(job.id(), queue, job.job().attempt(), recorded.outcome(), recorded.status(),
+                    recorded.result().error(), recorded.result().cause()));
+            if (runs.size() >= MAX_DRAINED) {
+                throw new IllegalStateException("drain(" + queue + ") ran " + runs.size() + " jobs and more are due;"
+                        + " does a handler enqueue into its own queue with no delay?");
+            }
+        }
+    }
+
     /**
      * Stops gracefully. No new claims; running handlers get up to the shutdown timeout to finish
      * and their outcomes are recorded. Handlers still running then are interrupted and get as long
@@ -259,7 +333,11 @@ public final class WorkerRuntime implements AutoCloseable {
      * expires and the sweeper hands the job on. Leases are renewed until then.
      */
     public synchronized void stop() {
-        if (!started || stopping) {
+        if (stopping) {
+            return;
+        }
+        if (!started) {
+            stopServices();
             return;
         }
         stopping = true;
@@ -311,6 +389,21 @@ public final class WorkerRuntime implements AutoCloseable {
     @Override
     public void close() {
         stop();
+    }
+
+    /** Stops what a drain started, in a runtime that was never started. */
+    private void stopServices() {
+        if (!servicesStarted) {
+            return;
+        }
+        stopping = true;
+        try {
+            writer.stop(shutdownTimeout);
+            keeper.stop();
+        } finally {
+            writerConnection.release();
+            keeperConnection.release();
+        }
     }
 
     private boolean awaitHandlers(long deadlineNanos) {

@@ -20,6 +20,9 @@ public class WorkrowProperties {
     /** Whether to run workers and maintenance in this application. The producer (JobQueue) works regardless. */
     private boolean enabled = true;
 
+    /** Whether the workers start with the application context. Off in tests that run jobs one queue at a time with WorkerRuntime.drain, as the workrow test kit does by default. */
+    private boolean autoStartup = true;
+
     /** Schema holding Workrow's tables: a plain lowercase SQL identifier. Defaults to the connection's current schema. */
     private String schema;
 
@@ -71,6 +74,14 @@ public class WorkrowProperties {
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public boolean isAutoStartup() {
+        return autoStartup;
+    }
+
+    public void setAutoStartup(boolean autoStartup) {
+        this.autoStartup = autoStartup;
     }
 
     public String getSchema() {

@@ -89,7 +89,7 @@ public final class WorkrowWorkerAutoConfiguration {
                     .forEach(queue -> log.info("workrow.queues.{} is configured but no @QueueHandler handles it"
                             + " in this application", queue));
             return builder.build();
-        });
+        }, settings.properties().isAutoStartup());
     }
 
     /**
