@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.RecurringJob;
-import io.workrow.queue.testing.WorkrowTestDatabase;
+import io.workrow.queue.test.WorkrowTest;
 import io.workrow.sample.report.SalesReport;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,33 +18,23 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-@ExtendWith(WorkrowTestDatabase.AroundSpring.class)
+@WorkrowTest(startWorkers = true)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "workrow.poll-interval=200ms",
         "workrow.queues.send-receipt.backoff.initial=100ms",
         "workrow.queues.send-receipt.backoff.max=500ms",
         "workrow.metrics.refresh-interval=200ms"})
-@DirtiesContext
 class SampleApplicationTests {
 
-    static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
-
-    @DynamicPropertySource
-    static void datasource(DynamicPropertyRegistry registry) {
-        registry.add("spring.datasource.url", database::jdbcUrl);
-        registry.add("spring.datasource.username", () -> database.server().user());
-        registry.add("spring.datasource.password", () -> database.server().password());
-    }
+    @Autowired
+    JdbcTemplate jdbc;
 
     @LocalServerPort
     int port;
@@ -81,7 +71,7 @@ class SampleApplicationTests {
         JsonNode order = get("/orders/" + id);
         assertThat(order.get("customer").asString()).isEqualTo("ada");
         assertThat(order.get("amountCents").asLong()).isEqualTo(1200);
-        assertThat(database.jdbc().queryForObject("SELECT partition_key || ' ' || idempotency_key FROM workrow_job"
+        assertThat(jdbc.queryForObject("SELECT partition_key || ' ' || idempotency_key FROM workrow_job"
                 + " WHERE payload->>'orderId' = ?", String.class, Long.toString(id)))
                 .isEqualTo("order:" + id + " receipt-" + id);
     }
@@ -89,9 +79,9 @@ class SampleApplicationTests {
     @Test
     void poisonOrderEndsDeadAfterItsAttempts() throws Exception {
         long id = placeOrder("poison");
-        await().atMost(Duration.ofSeconds(20)).until(() -> "dead".equals(database.jdbc().queryForObject(
+        await().atMost(Duration.ofSeconds(20)).until(() -> "dead".equals(jdbc.queryForObject(
                 "SELECT status FROM workrow_job WHERE payload->>'orderId' = ?", String.class, Long.toString(id))));
-        assertThat(database.jdbc().queryForObject("SELECT attempts FROM workrow_job WHERE payload->>'orderId' = ?",
+        assertThat(jdbc.queryForObject("SELECT attempts FROM workrow_job WHERE payload->>'orderId' = ?",
                 Integer.class, Long.toString(id))).isEqualTo(4);
         assertThat(get("/orders/" + id).get("receiptSent").asBoolean()).isFalse();
     }
@@ -134,9 +124,9 @@ class SampleApplicationTests {
         SalesReport report = new SalesReport(1);
         queue.enqueue(JobRequest.of("sales-report", report).runAt(tick).idempotencyKey(
                 RecurringJob.of("daily-sales-report", "0 0 6 * * *", "sales-report", report).idempotencyKey(tick)));
-        await().atMost(Duration.ofSeconds(10)).until(() -> database.jdbc().queryForObject(
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
                 "SELECT count(*) FROM sales_report WHERE tick = ?", Long.class, Timestamp.from(tick)) == 1);
-        assertThat(database.jdbc().queryForObject("SELECT orders FROM sales_report WHERE tick = ?", Long.class,
+        assertThat(jdbc.queryForObject("SELECT orders FROM sales_report WHERE tick = ?", Long.class,
                 Timestamp.from(tick))).as("barbara's order, placed the second before").isPositive();
     }
 

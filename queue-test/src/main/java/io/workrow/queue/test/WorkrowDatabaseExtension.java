@@ -1,0 +1,81 @@
+package io.workrow.queue.test;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.workrow.queue.migration.WorkrowMigrations;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.SqlIdentifier;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * For tests without Spring: gives the test class a fresh database with Workrow's tables migrated
+ * into {@code public}, and drops it after the class. Register it as a static field:
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final WorkrowDatabaseExtension database = new WorkrowDatabaseExtension();
+ *
+ * WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())...
+ * }</pre>
+ *
+ * Spring Boot tests use {@link WorkrowTest} instead.
+ */
+public final class WorkrowDatabaseExtension implements BeforeAllCallback, AfterAllCallback {
+
+    private static final SqlIdentifier SCHEMA = SqlIdentifier.of("schema", "public");
+
+    private TestDatabase database;
+    private HikariDataSource dataSource;
+    private String ownerId;
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        if (ownerId != null) {
+            return; // a @Nested class shares its enclosing class's database
+        }
+        ownerId = context.getUniqueId();
+        database = TestDatabase.createFor(context.getRequiredTestClass());
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(database.jdbcUrl());
+        config.setUsername(database.user());
+        config.setPassword(database.password());
+        config.setPoolName(database.name());
+        dataSource = new HikariDataSource(config);
+        new WorkrowMigrations(dataSource, SCHEMA).migrate();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        if (!context.getUniqueId().equals(ownerId)) {
+            return;
+        }
+        ownerId = null;
+        try {
+            dataSource.close();
+        } finally {
+            database.drop();
+        }
+    }
+
+    /** A pool of connections to the class's database (at most 10). */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    public JdbcTemplate jdbc() {
+        return new JdbcTemplate(dataSource);
+    }
+
+    /** A store on the class's database, for {@code WorkerRuntime.Builder.store} and {@code JdbcJobQueue}. */
+    public JobStore store() {
+        return new JobStore(dataSource, SCHEMA);
+    }
+
+    public TestDatabase database() {
+        return database;
+    }
+}

@@ -1,0 +1,127 @@
+package io.workrow.queue.test;
+
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.worker.DrainedJob;
+import io.workrow.queue.worker.WorkerRuntime;
+import java.lang.reflect.Type;
+import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * A test's view of Workrow: what was enqueued, and the queue's jobs run on demand. In a
+ * {@link WorkrowTest} it is a bean to autowire:
+ *
+ * <pre>{@code
+ * @Autowired WorkrowTester workrow;
+ *
+ * orders.place("ada", 1200);
+ * workrow.assertEnqueued(JobExpectation.on("send-receipt").payload(new ReceiptRequest(1)));
+ * List<DrainedJob> runs = workrow.drain("send-receipt");   // the real handler, in this thread
+ * }</pre>
+ *
+ * Its queries run on the application's {@code DataSource} through Spring's {@code JdbcTemplate},
+ * so inside a test's transaction they see what the test enqueued before it commits (or rolls back).
+ */
+public final class WorkrowTester {
+
+    private final JdbcTemplate jdbc;
+    private final String enqueuedSql;
+    private final PayloadCodec codec;
+    private final Function<String, Type> handlerPayloadTypes;
+    private final Supplier<WorkerRuntime> runtime;
+
+    /**
+     * @param dataSource the application's, on which jobs are enqueued
+     * @param handlerPayloadTypes the payload type of each queue's handler, {@code null} for a queue without one
+     * @param runtime the runtime, not started, that drains run on
+     */
+    public WorkrowTester(DataSource dataSource, SqlIdentifier schema, PayloadCodec codec,
+            Function<String, Type> handlerPayloadTypes, Supplier<WorkerRuntime> runtime) {
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.enqueuedSql = """
+                SELECT id, queue, status, payload::text AS payload, partition_key, idempotency_key, fairness_key,
+                       run_at, priority, max_attempts
+                  FROM %s.workrow_job
+                 WHERE queue = ? AND status IN ('pending', 'scheduled')
+                 ORDER BY id
+                """.formatted(schema.quoted());
+        this.codec = codec;
+        this.handlerPayloadTypes = handlerPayloadTypes;
+        this.runtime = runtime;
+    }
+
+    /** The jobs waiting in {@code queue} (due now or later), oldest first. */
+    public List<EnqueuedJob> enqueued(String queue) {
+        Type payloadType = handlerPayloadTypes.apply(queue);
+        return jdbc.query(enqueuedSql, (row, n) -> new EnqueuedJob(row.getLong("id"), row.getString("queue"),
+                JobStatus.fromColumn(row.getString("status")), row.getString("payload"),
+                row.getString("partition_key"), row.getString("idempotency_key"),
+                emptyAsNull(row.getString("fairness_key")), row.getTimestamp("run_at").toInstant(),
+                row.getInt("priority"), row.getInt("max_attempts"), payloadType, codec), queue);
+    }
+
+    /**
+     * Asserts that exactly one waiting job meets {@code expected}, and returns it.
+     *
+     * @throws AssertionError naming the jobs that are there and how each differs
+     */
+    public EnqueuedJob assertEnqueued(JobExpectation expected) {
+        List<EnqueuedJob> jobs = enqueued(expected.queue());
+        List<EnqueuedJob> matching = jobs.stream().filter(expected::matches).toList();
+        if (matching.size() == 1) {
+            return matching.get(0);
+        }
+        if (matching.isEmpty()) {
+            throw new AssertionError("Expected " + expected + " to be enqueued, but " + describe(jobs, expected));
+        }
+        throw new AssertionError("Expected exactly one job enqueued as " + expected + ", but " + matching.size()
+                + " are:" + list(matching));
+    }
+
+    /** Asserts that no waiting job meets {@code expected}. */
+    public void assertNotEnqueued(JobExpectation expected) {
+        List<EnqueuedJob> matching = enqueued(expected.queue()).stream().filter(expected::matches).toList();
+        if (!matching.isEmpty()) {
+            throw new AssertionError("Expected no job enqueued as " + expected + ", but found:" + list(matching));
+        }
+    }
+
+    /**
+     * Runs {@code queue}'s due jobs in this thread through the queue's real handler, until none is
+     * due, and returns each run with its recorded outcome; see {@link WorkerRuntime#drain(String)}.
+     *
+     * @throws IllegalStateException inside a transaction, whose uncommitted jobs the drain cannot see
+     */
+    public List<DrainedJob> drain(String queue) {
+        if (TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("drain(" + queue + ") claims jobs on Workrow's own connections, which"
+                    + " cannot see what this test's open transaction enqueued; drain outside the transaction"
+                    + " (no @Transactional on the test)");
+        }
+        return runtime.get().drain(queue);
+    }
+
+    private static String describe(List<EnqueuedJob> jobs, JobExpectation expected) {
+        if (jobs.isEmpty()) {
+            return "no job waits on '" + expected.queue() + "'";
+        }
+        return jobs.size() + " job(s) wait there, none of them that:" + jobs.stream()
+                .map(job -> "\n  " + job + "\n    " + String.join("\n    ", expected.mismatches(job)))
+                .collect(Collectors.joining());
+    }
+
+    private static String list(List<EnqueuedJob> jobs) {
+        return jobs.stream().map(job -> "\n  " + job).collect(Collectors.joining());
+    }
+
+    private static String emptyAsNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+}

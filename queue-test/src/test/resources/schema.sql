@@ -1,0 +1,1 @@
+CREATE TABLE greeted (name text PRIMARY KEY);
