@@ -123,35 +123,6 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_key");
     }
 
-    /**
-     * For Spring tests: declared with {@code @ExtendWith} before {@code @SpringBootTest}, this runs
-     * the class's static {@code WorkrowTestDatabase} field outside Spring's extension, so the
-     * database is created before the application context and dropped only after the context
-     * (marked {@code @DirtiesContext}) is closed.
-     */
-    public static final class AroundSpring implements BeforeAllCallback, AfterAllCallback {
-
-        @Override
-        public void beforeAll(ExtensionContext context) throws Exception {
-            of(context).beforeAll(context);
-        }
-
-        @Override
-        public void afterAll(ExtensionContext context) throws Exception {
-            of(context).afterAll(context);
-        }
-
-        private static WorkrowTestDatabase of(ExtensionContext context) throws IllegalAccessException {
-            for (java.lang.reflect.Field field : context.getRequiredTestClass().getDeclaredFields()) {
-                if (field.getType() == WorkrowTestDatabase.class && java.lang.reflect.Modifier.isStatic(field.getModifiers())) {
-                    field.setAccessible(true);
-                    return (WorkrowTestDatabase) field.get(null);
-                }
-            }
-            throw new IllegalStateException(context.getRequiredTestClass() + " has no static WorkrowTestDatabase field");
-        }
-    }
-
     private void admin(String sql) throws SQLException {
         try (Connection connection = DriverManager.getConnection(server.adminUrl(), server.user(), server.password());
              Statement statement = connection.createStatement()) {

@@ -1,6 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.workrow.queue.JobContext;
@@ -123,6 +124,26 @@ class WorkrowAutoConfigurationTests {
                     .doesNotHaveBean(MaintenanceLifecycle.class);
             long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("send-receipt", new Receipt(1)));
             assertThat(id).isPositive();
+        });
+    }
+
+    @Test
+    void autoStartupOffLeavesTheWorkersStoppedForDrainsUntilStartedByHand() {
+        withDatabase().withPropertyValues("workrow.auto-startup=false").withBean(Receipts.class).run(context -> {
+            WorkerRuntimeLifecycle workers = context.getBean(WorkerRuntimeLifecycle.class);
+            assertThat(workers.isAutoStartup()).isFalse();
+            assertThat(workers.isRunning()).isFalse();
+            assertThat(workers.runtime()).isNull();
+            long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("send-receipt", new Receipt(7)));
+
+            assertThat(workers.runtimeForDrain().drain("send-receipt"))
+                    .singleElement().matches(run -> run.id() == id && run.succeeded());
+
+            workers.start();
+            assertThat(workers.isRunning()).isTrue();
+            assertThat(workers.runtime().isHealthy()).isTrue();
+            assertThatThrownBy(workers::runtimeForDrain)
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("workrow.auto-startup=false");
         });
     }
 

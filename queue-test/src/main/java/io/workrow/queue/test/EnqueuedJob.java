@@ -133,7 +133,7 @@ public final class EnqueuedJob {
         if (idempotencyKey != null) {
             text.append(", idempotency key '").append(idempotencyKey).append('\'');
         }
-        if (fairnessKey != null) {
+        if (fairnessKey != null && !fairnessKey.equals(partitionKey)) {
             text.append(", fairness key '").append(fairnessKey).append('\'');
         }
         return text.append(", priority ").append(priority).append(')').toString();
