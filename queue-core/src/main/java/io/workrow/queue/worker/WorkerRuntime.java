@@ -22,14 +22,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -224,7 +228,7 @@ public final class WorkerRuntime implements AutoCloseable {
     }
 
     public synchronized void start() {
-        if (started) {
+        if (started && !stopping) {
             return;
         }
         if (stopping) {
@@ -276,20 +280,23 @@ public final class WorkerRuntime implements AutoCloseable {
 
     /**
      * Runs {@code queue}'s due jobs one at a time in the calling thread, through the queue's
-     * handler and the same result path as the pollers, until none is due; returns each run in the
-     * order it ran. Jobs the handlers enqueue that are due at once run in the same drain; a failed
-     * job waits out its backoff, so it is not run again here. Scheduled jobs that have fallen due
-     * are promoted first. A queue whose circuit breaker is open, or a fair queue's keys over their
-     * rate, yield nothing, as they would to a poller.
+     * handler and the same result path as the pollers, and returns each run in the order it ran.
+     * The jobs due when it starts run (scheduled jobs that have fallen due are promoted first), and
+     * so do the jobs the handlers enqueue that are due at once; a job that fails waits out its
+     * backoff as {@code scheduled}, so no job runs twice in one drain. A queue whose circuit breaker
+     * is open yields nothing (a drain takes no half-open probes), nor do a fair queue's keys over
+     * their rate. An ordered queue's keys are all this drain's, each in its order.
      *
-     * <p>For tests: the runtime must not be started (its pollers would take the jobs instead). The
-     * first drain starts the result writer and the lease keeper, and {@link #stop()} stops them.
-     * Jobs are claimed on the runtime's own connections, so they must be committed: a drain cannot
-     * see what the calling thread's open transaction inserted.
+     * <p>For tests: the runtime must not be started (its pollers would take the jobs). The first
+     * drain starts the result writer and the lease keeper, and {@link #stop()} stops them. Jobs
+     * must be committed: a drain refuses to run inside the calling thread's transaction, whose
+     * uncommitted jobs the writer's own connection could not see.
      *
      * @throws IllegalArgumentException when no handler of this runtime takes {@code queue}
-     * @throws IllegalStateException when the runtime is started or stopped, or when more than
-     *     {@value #MAX_DRAINED} jobs ran and more are due (a handler that keeps enqueueing its own queue)
+     * @throws IllegalStateException when the runtime is started or stopped, inside a transaction,
+     *     when an outcome is not recorded within the statement timeout plus the shutdown timeout
+     *     (the database unreachable), or when {@value #MAX_DRAINED} jobs ran and another is due (a
+     *     handler that keeps enqueueing into its own queue); the job claimed then goes back unstarted
      */
     public synchronized List<DrainedJob> drain(String queue) {
         HandlerRegistration registration = registrations.get(queue);
@@ -302,12 +309,17 @@ public final class WorkerRuntime implements AutoCloseable {
                     + " that is not started; this one is " + (stopping ? "stopped" : "started, and its pollers"
                     + " take the jobs (in Spring, set workrow.auto-startup=false)"));
         }
+        if (TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("drain(" + queue + ") cannot run inside a transaction: the jobs it"
+                    + " enqueued are not committed, and the outcomes are written on Workrow's own connection;"
+                    + " drain outside it (no @Transactional on the test)");
+        }
         startServices();
         JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
                 name -> JobClaimer.forDrain(registration, store, workerId));
+        promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
         while (true) {
-            promoter.promoteDue();
             long claimSentNanos = System.nanoTime();
             List<ClaimedJob> claimed = claimer.claim(1, false);
             if (claimed.isEmpty()) {
@@ -315,13 +327,38 @@ public final class WorkerRuntime implements AutoCloseable {
             }
             RunningJob job = new RunningJob(claimed.get(0), registration, claimSentNanos);
             inFlight.add(job);
-            RecordedOutcome recorded = executor.run(job).join();
+            if (runs.size() == MAX_DRAINED) {
+                job.markFinishing();
+                awaitRecorded(job, writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO)));
+                throw new IllegalStateException("drain(" + queue + ") ran " + MAX_DRAINED + " jobs and " + job
+                        + " is due next; does a handler keep enqueueing into its own queue with no delay?");
+            }
+            CompletableFuture<RecordedOutcome> outcome;
+            try {
+                outcome = executor.run(job);
+            } catch (RuntimeException | Error e) {
+                inFlight.remove(job.id()); // no outcome comes: its lease expires and the sweeper returns it
+                throw e;
+            }
+            RecordedOutcome recorded = awaitRecorded(job, outcome);
             runs.add(new DrainedJob(job.id(), queue, job.job().attempt(), recorded.outcome(), recorded.status(),
                     recorded.result().error(), recorded.result().cause()));
-            if (runs.size() >= MAX_DRAINED) {
-                throw new IllegalStateException("drain(" + queue + ") ran " + runs.size() + " jobs and more are due;"
-                        + " does a handler enqueue into its own queue with no delay?");
-            }
+        }
+    }
+
+    /** Waits for {@code job}'s outcome to be written, as long as the writer keeps trying before it would give up at stop. */
+    private RecordedOutcome awaitRecorded(RunningJob job, CompletableFuture<RecordedOutcome> outcome) {
+        Duration limit = store.statementTimeout().plus(shutdownTimeout);
+        try {
+            return outcome.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException(job + ": its outcome was not recorded within " + limit
+                    + "; is the database reachable? The result writer keeps trying until the runtime stops", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(job + ": interrupted while its outcome was being recorded", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(job + ": recording its outcome failed", e.getCause());
         }
     }
 

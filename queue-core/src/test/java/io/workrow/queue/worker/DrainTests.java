@@ -23,6 +23,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /** {@link WorkerRuntime#drain(String)}: a queue's due jobs run in the calling thread through the real result path. */
 class DrainTests {
@@ -107,17 +109,42 @@ class DrainTests {
     }
 
     @Test
-    void runsScheduledJobsOnceTheyAreDueAndNotBefore() throws InterruptedException {
+    void runsScheduledJobsOnceTheyAreDueAndNotBefore() {
         WorkerRuntime runtime = mailRuntime(QueueOptions.defaults());
-        long later = jobQueue.enqueue(JobRequest.of("mail", new Mail("ed", "ok")).delay(Duration.ofMillis(800)));
+        long later = jobQueue.enqueue(JobRequest.of("mail", new Mail("ed", "ok")).delay(Duration.ofHours(1)));
         long tomorrow = jobQueue.enqueue(JobRequest.of("mail", new Mail("flo", "ok"))
                 .runAt(Instant.now().plus(Duration.ofDays(1))));
 
         assertThat(runtime.drain("mail")).isEmpty();
-        Thread.sleep(1_000);
+        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '1 second' WHERE id = ?", later);
 
         assertThat(runtime.drain("mail")).extracting(DrainedJob::id).containsExactly(later);
         assertThat(statusOf(tomorrow)).isEqualTo(JobStatus.SCHEDULED);
+    }
+
+    @Test
+    void aFailedJobRunsOnceADrainEvenWhenItsBackoffEndsDuringIt() {
+        WorkerRuntime runtime = mailRuntime(QueueOptions.defaults().withBackoff(
+                new RetryBackoff(Duration.ofMillis(1), 1, Duration.ofMillis(1), 0)));
+        long failing = jobQueue.enqueue("mail", new Mail("hank", "fail"));
+        jobQueue.enqueue("mail", new Mail("iris", "follow-up"));
+
+        assertThat(runtime.drain("mail")).extracting(DrainedJob::id).first().isEqualTo(failing);
+        assertThat(ran).filteredOn(name -> name.startsWith("hank@")).hasSize(1);
+
+        assertThat(runtime.drain("mail")).extracting(DrainedJob::id, DrainedJob::attempt)
+                .containsExactly(tuple(failing, 2));
+    }
+
+    @Test
+    void refusesToRunInsideTheCallersTransaction() {
+        WorkerRuntime runtime = mailRuntime(QueueOptions.defaults());
+        long id = jobQueue.enqueue("mail", new Mail("jo", "ok"));
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
+
+        assertThatThrownBy(() -> transaction.executeWithoutResult(status -> runtime.drain("mail")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot run inside a transaction");
+        assertThat(statusOf(id)).isEqualTo(JobStatus.PENDING);
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.workrow.queue.test;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -20,6 +19,8 @@ import java.util.function.Predicate;
  * }</pre>
  */
 public final class JobExpectation {
+
+    private static final Duration MICROSECOND = Duration.ofNanos(1_000);
 
     private final String queue;
     private final List<Check> checks = new ArrayList<>();
@@ -67,10 +68,11 @@ public final class JobExpectation {
                 : "its fairness key is " + quoted(job.fairnessKey()));
     }
 
-    /** Due at {@code expected}, to the microsecond (the database keeps no finer time). */
+    /** Due at {@code expected}, to the microsecond (the database keeps no finer time and rounds to it). */
     public JobExpectation runAt(Instant expected) {
-        Instant micros = expected.truncatedTo(ChronoUnit.MICROS);
-        return check("run at " + micros, job -> micros.equals(job.runAt()) ? null : "it runs at " + job.runAt());
+        return check("run at " + expected, job ->
+                Duration.between(expected, job.runAt()).abs().compareTo(MICROSECOND) < 0 ? null
+                        : "it runs at " + job.runAt());
     }
 
     /** Due within {@code tolerance} of {@code expected}: for jobs enqueued with a delay from the database's now. */

@@ -1,5 +1,7 @@
 package io.workrow.queue.test;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -21,6 +23,7 @@ public record PostgresServer(String adminUrl, String user, String password, Stri
     /** The variable naming an explicit server; {@code _USER} and {@code _PASSWORD} go with it. */
     public static final String URL_VARIABLE = "WORKROW_TEST_JDBC_URL";
 
+    private static final Pattern DATABASE_IN_URL = Pattern.compile("^(jdbc:postgresql://[^/?]*/)[^?]*");
     private static final String LOCAL_URL = "jdbc:postgresql://localhost:5432/postgres";
     private static final String IMAGE = "postgres:15-alpine";
 
@@ -67,6 +70,11 @@ public record PostgresServer(String adminUrl, String user, String password, Stri
 
     /** The JDBC URL of {@code database} on this server, with the admin URL's parameters. */
     public String urlOf(String database) {
-        return adminUrl.replaceFirst("^(jdbc:postgresql://[^/]*/)[^?]*", "$1" + database);
+        Matcher url = DATABASE_IN_URL.matcher(adminUrl);
+        if (!url.find()) {
+            throw new IllegalStateException("Cannot tell the database in " + adminUrl + " (from " + origin
+                    + "); give a URL of the form jdbc:postgresql://host:port/database");
+        }
+        return url.replaceFirst("$1" + database);
     }
 }

@@ -6,25 +6,28 @@ import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
 import io.workrow.queue.store.JobStore;
 import java.lang.reflect.Type;
+import java.util.Map;
 import java.util.Objects;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
-import org.springframework.boot.test.util.TestPropertyValues;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.MapPropertySource;
 import org.springframework.test.context.ContextCustomizer;
 import org.springframework.test.context.MergedContextConfiguration;
 
 /**
  * Gives one test class's context a database of its own, the workers' start setting, and the
- * {@link WorkrowTester} bean. Equal only for the same class and setting, so no other class shares
- * the context (and its database) from Spring's context cache.
+ * {@link WorkrowTester} bean. Equal only for the same declaring class and setting, so no other
+ * class shares the context (and its database) from Spring's context cache; its {@code @Nested}
+ * classes do.
  */
 final class WorkrowTestContextCustomizer implements ContextCustomizer {
 
     private static final String TESTER_BEAN = "workrowTester";
     private static final String DATABASE_DROP = "workrowTestDatabaseDrop";
+    private static final String PROPERTY_SOURCE = "workrowTest";
 
     private final Class<?> testClass;
     private final boolean startWorkers;
@@ -37,11 +40,13 @@ final class WorkrowTestContextCustomizer implements ContextCustomizer {
     @Override
     public void customizeContext(ConfigurableApplicationContext context, MergedContextConfiguration config) {
         TestDatabase database = TestDatabase.createFor(testClass);
-        TestPropertyValues.of(
-                "spring.datasource.url=" + database.jdbcUrl(),
-                "spring.datasource.username=" + database.user(),
-                "spring.datasource.password=" + database.password(),
-                "workrow.auto-startup=" + startWorkers).applyTo(context);
+        // First among the property sources: the class's database and worker start win over the
+        // test's own properties, which could otherwise point it at a shared database.
+        context.getEnvironment().getPropertySources().addFirst(new MapPropertySource(PROPERTY_SOURCE, Map.of(
+                "spring.datasource.url", database.jdbcUrl(),
+                "spring.datasource.username", database.user(),
+                "spring.datasource.password", database.password(),
+                "workrow.auto-startup", Boolean.toString(startWorkers))));
         ConfigurableListableBeanFactory beans = context.getBeanFactory();
         // Registered before any bean exists, so destroyed after every one: the pool is closed by then.
         ((DefaultSingletonBeanRegistry) beans).registerDisposableBean(DATABASE_DROP, database::drop);

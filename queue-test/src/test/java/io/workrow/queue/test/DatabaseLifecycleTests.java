@@ -37,7 +37,7 @@ class DatabaseLifecycleTests {
             context.close();
         }
 
-        assertThat(exists(name)).as("dropped with the context, its reserved connections released first").isFalse();
+        assertThat(exists(name)).as("dropped with the context").isFalse();
     }
 
     @Test

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.workrow.queue.JobQueue;
+import io.workrow.queue.JobRequest;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.metrics.JobOutcome;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
@@ -15,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -37,6 +40,9 @@ class WorkrowTesterTests {
 
     @Autowired
     WorkerRuntimeLifecycle workers;
+
+    @Autowired
+    JobQueue jobQueue;
 
     @BeforeEach
     void cleanUp() {
@@ -104,6 +110,11 @@ class WorkrowTesterTests {
 
         assertThat(job.status()).isEqualTo(JobStatus.SCHEDULED);
         workrow.assertEnqueued(JobExpectation.on("greet").runAt(job.runAt()));
+        // The database rounds to the microsecond: an instant with nanoseconds still matches.
+        Instant withNanos = Instant.parse("2031-01-01T00:00:00.000000700Z");
+        jobQueue.enqueue(JobRequest.of("greet", new Greeting("eve", "hello eve")).runAt(withNanos));
+        workrow.assertEnqueued(JobExpectation.on("greet").partitionKey(null).runAt(withNanos));
+        workrow.assertNotEnqueued(JobExpectation.on("greet").runAt(withNanos.plusNanos(2_000)));
         assertThatThrownBy(() -> workrow.assertEnqueued(JobExpectation.on("greet").runAt(job.runAt().plusMillis(1))))
                 .hasMessageContaining("but it runs at " + job.runAt());
     }
@@ -115,7 +126,7 @@ class WorkrowTesterTests {
 
         workrow.assertEnqueued(JobExpectation.on("greet").partitionKey("person:uncommitted"));
         assertThatThrownBy(() -> workrow.drain("greet")).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("cannot see what this test's open transaction enqueued");
+                .hasMessageContaining("cannot run inside a transaction");
     }
 
     @AfterTransaction
@@ -139,5 +150,19 @@ class WorkrowTesterTests {
         assertThat(greeter.handlerThreads()).last().isEqualTo(Thread.currentThread().getName());
         assertThat(workrow.enqueued("greet")).extracting(EnqueuedJob::id).containsExactly(nobody, later);
         assertThat(workrow.drain("greet")).as("the failure waits out its one-minute backoff").isEmpty();
+    }
+
+    @Nested
+    class InANestedClass {
+
+        @Autowired
+        JdbcTemplate nestedJdbc;
+
+        @Test
+        void theEnclosingClassesDatabaseIsShared() {
+            assertThat(nestedJdbc.queryForObject("SELECT current_database()", String.class))
+                    .isEqualTo(jdbc.queryForObject("SELECT current_database()", String.class))
+                    .startsWith("workrow_test_workrowtestertests_");
+        }
     }
 }
