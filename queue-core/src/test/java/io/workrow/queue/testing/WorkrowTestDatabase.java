@@ -5,12 +5,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.Locale;
-import java.util.concurrent.ThreadLocalRandom;
+import io.workrow.queue.test.database.PostgresServer;
+import io.workrow.queue.test.database.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -31,8 +27,7 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
 
     private final SqlIdentifier schema;
     private final boolean migrate;
-    private PostgresServer server;
-    private String name;
+    private TestDatabase database;
     private HikariDataSource dataSource;
     private String ownerId;
 
@@ -52,23 +47,18 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) throws SQLException {
+    public void beforeAll(ExtensionContext context) {
         if (ownerId != null) {
             return; // a @Nested class shares its enclosing class's database
         }
         ownerId = context.getUniqueId();
-        server = PostgresServer.get();
-        name = ("workrow_test_" + context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT))
-                .replaceAll("[^a-z0-9_]", "_");
-        name = name.substring(0, Math.min(name.length(), 50)) + "_"
-                + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000000, Integer.MAX_VALUE));
-        admin("CREATE DATABASE " + name);
+        database = TestDatabase.createFor(context.getRequiredTestClass());
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(server.urlOf(name));
-        config.setUsername(server.user());
-        config.setPassword(server.password());
+        config.setJdbcUrl(database.jdbcUrl());
+        config.setUsername(database.user());
+        config.setPassword(database.password());
         config.setMaximumPoolSize(40);
-        config.setPoolName(name);
+        config.setPoolName(database.name());
         dataSource = new HikariDataSource(config);
         if (migrate) {
             new WorkrowMigrations(dataSource, schema).migrate();
@@ -76,15 +66,18 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     }
 
     @Override
-    public void afterAll(ExtensionContext context) throws SQLException {
+    public void afterAll(ExtensionContext context) {
         if (!context.getUniqueId().equals(ownerId)) {
             return;
         }
         ownerId = null;
-        if (dataSource != null) {
-            dataSource.close();
+        try {
+            if (dataSource != null) {
+                dataSource.close();
+            }
+        } finally {
+            database.drop();
         }
-        admin("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
     }
 
     public DataSource dataSource() {
@@ -105,15 +98,15 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
 
     /** The database's name on the server. */
     public String name() {
-        return name;
+        return database.name();
     }
 
     public String jdbcUrl() {
-        return server.urlOf(name);
+        return database.jdbcUrl();
     }
 
     public PostgresServer server() {
-        return server;
+        return database.server();
     }
 
     /** Deletes every job and fair queue setting, for tests that share the class's database between methods. */
@@ -121,12 +114,5 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_job");
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_state");
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_key");
-    }
-
-    private void admin(String sql) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(server.adminUrl(), server.user(), server.password());
-             Statement statement = connection.createStatement()) {
-            statement.execute(sql);
-        }
     }
 }

@@ -1,5 +1,6 @@
 package io.workrow.queue.test;
 
+import io.workrow.queue.test.database.TestDatabase;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;

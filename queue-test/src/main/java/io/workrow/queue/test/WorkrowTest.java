@@ -1,5 +1,6 @@
 package io.workrow.queue.test;
 
+import io.workrow.queue.test.database.PostgresServer;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Inherited;

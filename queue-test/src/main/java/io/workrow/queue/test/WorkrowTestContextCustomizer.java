@@ -1,5 +1,6 @@
 package io.workrow.queue.test;
 
+import io.workrow.queue.test.database.TestDatabase;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.HandlerMethod;
 import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;

@@ -2,6 +2,8 @@ package io.workrow.queue.test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.workrow.queue.test.database.PostgresServer;
+import io.workrow.queue.test.database.TestDatabase;
 import io.workrow.queue.test.app.Greeter;
 import io.workrow.queue.test.app.GreetingApplication;
 import java.sql.Connection;

@@ -1,4 +1,4 @@
-package io.workrow.queue.test;
+package io.workrow.queue.test.database;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -1,4 +1,4 @@
-package io.workrow.queue.test;
+package io.workrow.queue.test.database;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
