@@ -17,6 +17,7 @@ import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -283,7 +284,8 @@ public final class WorkerRuntime implements AutoCloseable {
      * handler and the same result path as the pollers, and returns each run in the order it ran.
      * The jobs due when it starts run (scheduled jobs that have fallen due are promoted first), and
      * so do the jobs the handlers enqueue that are due at once; a job that fails waits out its
-     * backoff as {@code scheduled}, so no job runs twice in one drain. A queue whose circuit breaker
+     * backoff as {@code scheduled}, and one due again at once (a retry delay under a millisecond)
+     * goes back unstarted and ends the drain: no job runs twice in one drain. A queue whose circuit breaker
      * is open yields nothing (a drain takes no half-open probes), nor do a fair queue's keys over
      * their rate. An ordered queue's keys are all this drain's, each in its order.
      *
@@ -319,6 +321,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 name -> JobClaimer.forDrain(registration, store, workerId));
         promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
+        Set<Long> ran = new HashSet<>();
         while (true) {
             long claimSentNanos = System.nanoTime();
             List<ClaimedJob> claimed = claimer.claim(1, false);
@@ -327,9 +330,14 @@ public final class WorkerRuntime implements AutoCloseable {
             }
             RunningJob job = new RunningJob(claimed.get(0), registration, claimSentNanos);
             inFlight.add(job);
+            if (!ran.add(job.id())) {
+                // Failed with a retry delay under a millisecond, so due again at once: its next
+                // attempt belongs to the next drain, and so does everything due after it.
+                handBackUnstarted(job);
+                return runs;
+            }
             if (runs.size() == MAX_DRAINED) {
-                job.markFinishing();
-                awaitRecorded(job, writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO)));
+                handBackUnstarted(job);
                 throw new IllegalStateException("drain(" + queue + ") ran " + MAX_DRAINED + " jobs and " + job
                         + " is due next; does a handler keep enqueueing into its own queue with no delay?");
             }
@@ -344,6 +352,12 @@ public final class WorkerRuntime implements AutoCloseable {
             runs.add(new DrainedJob(job.id(), queue, job.job().attempt(), recorded.outcome(), recorded.status(),
                     recorded.result().error(), recorded.result().cause()));
         }
+    }
+
+    /** Gives a job a drain claimed and will not run back to pending, its attempt returned. */
+    private void handBackUnstarted(RunningJob job) {
+        job.markFinishing();
+        awaitRecorded(job, writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO)));
     }
 
     /** Waits for {@code job}'s outcome to be written, as long as the writer keeps trying before it would give up at stop. */

@@ -137,6 +137,22 @@ class DrainTests {
     }
 
     @Test
+    void aFailedJobDueAgainAtOnceGoesBackUnstartedAndEndsTheDrain() {
+        WorkerRuntime runtime = mailRuntime(QueueOptions.defaults().withBackoff(
+                new RetryBackoff(Duration.ofNanos(400_000), 1, Duration.ofNanos(400_000), 0)));
+        long failing = jobQueue.enqueue("mail", new Mail("kim", "fail"));
+
+        assertThat(runtime.drain("mail")).extracting(DrainedJob::id, DrainedJob::outcome, DrainedJob::status)
+                .containsExactly(tuple(failing, JobOutcome.FAILURE, JobStatus.PENDING));
+
+        assertThat(ran).containsExactly("kim@" + Thread.currentThread().getName());
+        assertThat(statusOf(failing)).isEqualTo(JobStatus.PENDING);
+        assertThat(database.jdbc().queryForObject("SELECT attempts FROM workrow_job WHERE id = ?", Integer.class,
+                failing)).as("the claim it was handed back from gave its attempt back").isEqualTo(1);
+        assertThat(runtime.drain("mail")).extracting(DrainedJob::attempt).containsExactly(2);
+    }
+
+    @Test
     void refusesToRunInsideTheCallersTransaction() {
         WorkerRuntime runtime = mailRuntime(QueueOptions.defaults());
         long id = jobQueue.enqueue("mail", new Mail("jo", "ok"));

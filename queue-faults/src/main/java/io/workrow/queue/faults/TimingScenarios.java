@@ -21,6 +21,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /** Clocks that disagree and retries that come back together. */
 final class TimingScenarios {
 
+    private static final String SKEW_LEASE = "workrow.lease=10s";
+
     private final FaultFleet fleet;
     private final JdbcTemplate jdbc;
     private final JdbcJobQueue queue;
@@ -36,8 +38,6 @@ final class TimingScenarios {
         this.scale = fleet.scale();
         this.database = fleet.database();
     }
-
-    private static final String SKEW_LEASE = "workrow.lease=10s";
 
     /** This class's scenarios, by the name their figures carry. */
     Map<String, Supplier<Map<String, Object>>> byName() {

@@ -7,8 +7,8 @@ import java.lang.annotation.Inherited;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ContextCustomizerFactories;
+import org.springframework.test.context.TestExecutionListeners;
 
 /**
  * For Spring Boot tests ({@code @SpringBootTest}) of an application on the Workrow starter:
@@ -27,8 +27,9 @@ import org.springframework.test.context.ContextCustomizerFactories;
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 @Inherited
-@DirtiesContext
 @ContextCustomizerFactories(WorkrowTestContextCustomizerFactory.class)
+@TestExecutionListeners(listeners = WorkrowTestContextCloser.class,
+        mergeMode = TestExecutionListeners.MergeMode.MERGE_WITH_DEFAULTS)
 public @interface WorkrowTest {
 
     /**

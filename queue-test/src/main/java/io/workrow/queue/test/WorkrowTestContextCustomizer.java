@@ -20,9 +20,9 @@ import org.springframework.test.context.MergedContextConfiguration;
 
 /**
  * Gives one test class's context a database of its own, the workers' start setting, and the
- * {@link WorkrowTester} bean. Equal only for the same declaring class and setting, so no other
- * class shares the context (and its database) from Spring's context cache; its {@code @Nested}
- * classes do.
+ * {@link WorkrowTester} bean. Equal only for the same test class and setting, so no other class
+ * shares the context (and its database) from Spring's context cache, except the class's own
+ * {@code @Nested} classes, keyed on it.
  */
 final class WorkrowTestContextCustomizer implements ContextCustomizer {
 

@@ -12,10 +12,8 @@ final class WorkrowTestContextCustomizerFactory implements ContextCustomizerFact
     @Override
     public ContextCustomizer createContextCustomizer(Class<?> testClass,
             List<ContextConfigurationAttributes> configAttributes) {
-        TestContextAnnotationUtils.AnnotationDescriptor<WorkrowTest> declared =
-                TestContextAnnotationUtils.findAnnotationDescriptor(testClass, WorkrowTest.class);
-        // Keyed on the class that declares it: its @Nested classes share its context and database.
-        return declared == null ? null : new WorkrowTestContextCustomizer(declared.getRootDeclaringClass(),
-                declared.getAnnotation().startWorkers());
+        WorkrowTest test = TestContextAnnotationUtils.findMergedAnnotation(testClass, WorkrowTest.class);
+        return test == null ? null : new WorkrowTestContextCustomizer(WorkrowTestClasses.outermost(testClass),
+                test.startWorkers());
     }
 }

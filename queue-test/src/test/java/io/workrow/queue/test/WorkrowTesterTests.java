@@ -16,6 +16,7 @@ import io.workrow.queue.worker.DrainedJob;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -152,6 +153,14 @@ class WorkrowTesterTests {
         assertThat(workrow.drain("greet")).as("the failure waits out its one-minute backoff").isEmpty();
     }
 
+    /** The database the first test of this class ran on: the outer class's tests run before the nested ones. */
+    private static final AtomicReference<String> firstDatabase = new AtomicReference<>();
+
+    @BeforeEach
+    void rememberTheFirstDatabase() {
+        firstDatabase.compareAndSet(null, jdbc.queryForObject("SELECT current_database()", String.class));
+    }
+
     @Nested
     class InANestedClass {
 
@@ -161,8 +170,20 @@ class WorkrowTesterTests {
         @Test
         void theEnclosingClassesDatabaseIsShared() {
             assertThat(nestedJdbc.queryForObject("SELECT current_database()", String.class))
-                    .isEqualTo(jdbc.queryForObject("SELECT current_database()", String.class))
-                    .startsWith("workrow_test_workrowtestertests_");
+                    .isEqualTo(firstDatabase.get()).startsWith("workrow_test_workrowtestertests_");
+        }
+    }
+
+    @Nested
+    class InAnotherNestedClass {
+
+        @Autowired
+        JdbcTemplate nestedJdbc;
+
+        @Test
+        void theEnclosingClassesDatabaseIsSharedStill() {
+            assertThat(nestedJdbc.queryForObject("SELECT current_database()", String.class))
+                    .isEqualTo(firstDatabase.get());
         }
     }
 }
