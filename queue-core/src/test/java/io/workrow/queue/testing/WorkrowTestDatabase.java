@@ -1,12 +1,10 @@
 package io.workrow.queue.testing;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.test.database.ClassDatabase;
 import io.workrow.queue.test.database.PostgresServer;
-import io.workrow.queue.test.database.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -26,10 +24,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCallback {
 
     private final SqlIdentifier schema;
-    private final boolean migrate;
-    private TestDatabase database;
-    private HikariDataSource dataSource;
-    private String ownerId;
+    private final ClassDatabase database;
 
     /** A database with Workrow's tables in {@code public}. */
     public WorkrowTestDatabase() {
@@ -38,7 +33,11 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
 
     private WorkrowTestDatabase(String schema, boolean migrate) {
         this.schema = SqlIdentifier.of("schema", schema);
-        this.migrate = migrate;
+        this.database = new ClassDatabase(40, dataSource -> {
+            if (migrate) {
+                new WorkrowMigrations(dataSource, this.schema).migrate();
+            }
+        });
     }
 
     /** A database with nothing created in it, for tests of the migrations themselves. */
@@ -48,44 +47,20 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        if (ownerId != null) {
-            return; // a @Nested class shares its enclosing class's database
-        }
-        ownerId = context.getUniqueId();
-        database = TestDatabase.createFor(context.getRequiredTestClass());
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(database.jdbcUrl());
-        config.setUsername(database.user());
-        config.setPassword(database.password());
-        config.setMaximumPoolSize(40);
-        config.setPoolName(database.name());
-        dataSource = new HikariDataSource(config);
-        if (migrate) {
-            new WorkrowMigrations(dataSource, schema).migrate();
-        }
+        database.beforeAll(context);
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
-        if (!context.getUniqueId().equals(ownerId)) {
-            return;
-        }
-        ownerId = null;
-        try {
-            if (dataSource != null) {
-                dataSource.close();
-            }
-        } finally {
-            database.drop();
-        }
+        database.afterAll(context);
     }
 
     public DataSource dataSource() {
-        return dataSource;
+        return database.dataSource();
     }
 
     public JdbcTemplate jdbc() {
-        return new JdbcTemplate(dataSource);
+        return new JdbcTemplate(dataSource());
     }
 
     public SqlIdentifier schema() {
@@ -93,20 +68,20 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     }
 
     public JobStore store() {
-        return new JobStore(dataSource, schema);
+        return new JobStore(dataSource(), schema);
     }
 
     /** The database's name on the server. */
     public String name() {
-        return database.name();
+        return database.database().name();
     }
 
     public String jdbcUrl() {
-        return database.jdbcUrl();
+        return database.database().jdbcUrl();
     }
 
     public PostgresServer server() {
-        return database.server();
+        return database.database().server();
     }
 
     /** Deletes every job and fair queue setting, for tests that share the class's database between methods. */

@@ -1,8 +1,7 @@
 package io.workrow.queue.test;
 
+import io.workrow.queue.test.database.ClassDatabase;
 import io.workrow.queue.test.database.TestDatabase;
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
@@ -29,54 +28,34 @@ public final class WorkrowDatabaseExtension implements BeforeAllCallback, AfterA
 
     private static final SqlIdentifier SCHEMA = SqlIdentifier.of("schema", "public");
 
-    private TestDatabase database;
-    private HikariDataSource dataSource;
-    private String ownerId;
+    private final ClassDatabase database = new ClassDatabase(10,
+            dataSource -> new WorkrowMigrations(dataSource, SCHEMA).migrate());
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        if (ownerId != null) {
-            return; // a @Nested class shares its enclosing class's database
-        }
-        ownerId = context.getUniqueId();
-        database = TestDatabase.createFor(context.getRequiredTestClass());
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(database.jdbcUrl());
-        config.setUsername(database.user());
-        config.setPassword(database.password());
-        config.setPoolName(database.name());
-        dataSource = new HikariDataSource(config);
-        new WorkrowMigrations(dataSource, SCHEMA).migrate();
+        database.beforeAll(context);
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
-        if (!context.getUniqueId().equals(ownerId)) {
-            return;
-        }
-        ownerId = null;
-        try {
-            dataSource.close();
-        } finally {
-            database.drop();
-        }
+        database.afterAll(context);
     }
 
     /** A pool of connections to the class's database (at most 10). */
     public DataSource dataSource() {
-        return dataSource;
+        return database.dataSource();
     }
 
     public JdbcTemplate jdbc() {
-        return new JdbcTemplate(dataSource);
+        return new JdbcTemplate(dataSource());
     }
 
     /** A store on the class's database, for {@code WorkerRuntime.Builder.store} and {@code JdbcJobQueue}. */
     public JobStore store() {
-        return new JobStore(dataSource, SCHEMA);
+        return new JobStore(dataSource(), SCHEMA);
     }
 
     public TestDatabase database() {
-        return database;
+        return database.database();
     }
 }
