@@ -2,7 +2,6 @@ package io.workrow.queue;
 
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * Inspection and operations for the people who run the queues: what is waiting, who holds what,
@@ -22,22 +21,6 @@ public interface QueueAdmin {
      * {@code errorText} null for any error, else a case-insensitive substring of {@code last_error}.
      */
     List<JobSummary> deadJobs(String queue, String errorText, int limit);
-
-    /**
-     * Dead jobs grouped by queue and kind of error (the text of {@code last_error} before its first
-     * colon: the exception's class), largest group first; {@code queue} null for all queues.
-     */
-    List<DeadErrorGroup> deadErrorGroups(String queue, int limit);
-
-    /** One job's whole row, payload included; empty when no job has this id. */
-    Optional<JobDetail> job(long id);
-
-    /**
-     * Jobs finished per queue and minute over the last {@code minutes} minutes, the current one
-     * included, oldest first; minutes in which a queue finished nothing are left out. It reads one
-     * index entry per job finished in the window, so ask for it at a dashboard's pace, not a poller's.
-     */
-    List<FinishedPerMinute> finishedPerMinute(int minutes);
 
     /**
      * Puts these dead jobs of {@code queue} back to pending with fresh attempts, due now; ids of

@@ -1,10 +1,7 @@
 package io.workrow.queue.client;
 
 import io.workrow.queue.BreakerStatus;
-import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FairnessSetting;
-import io.workrow.queue.FinishedPerMinute;
-import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
@@ -13,7 +10,6 @@ import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,24 +44,6 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     @Override
     public List<JobSummary> deadJobs(String queue, String errorText, int limit) {
         return store.listDead(queue, errorText, limit);
-    }
-
-    @Override
-    public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
-        return store.deadErrorGroups(queue, limit);
-    }
-
-    @Override
-    public Optional<JobDetail> job(long id) {
-        return store.find(id);
-    }
-
-    @Override
-    public List<FinishedPerMinute> finishedPerMinute(int minutes) {
-        if (minutes < 1) {
-            throw new IllegalArgumentException("minutes must be at least 1, was " + minutes);
-        }
-        return store.finishedPerMinute(minutes);
     }
 
     @Override

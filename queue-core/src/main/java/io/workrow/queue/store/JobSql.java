@@ -924,48 +924,6 @@ final class JobSql {
 
 
     /**
-     * Dead jobs grouped by queue and the kind of their error (last_error up to its first colon),
-     * largest group first, with the newest few ids and the newest error in full. Reads the dead
-     * jobs only (workrow_job_dead_idx), which are few.
-     */
-    static final String JOB_DEAD_ERROR_GROUPS = """
-            SELECT queue, split_part(coalesce(last_error, ''), ':', 1) AS error, count(*) AS jobs,
-                   max(finished_at) AS last_died_at,
-                   (array_agg(id ORDER BY finished_at DESC, id DESC))[1:5] AS newest_ids,
-                   (array_agg(last_error ORDER BY finished_at DESC, id DESC))[1] AS example
-            FROM {job}
-            WHERE status = 'dead'
-              AND (?::text IS NULL OR queue = ?)
-            GROUP BY queue, split_part(coalesce(last_error, ''), ':', 1)
-            ORDER BY jobs DESC, last_died_at DESC, queue, error
-            LIMIT ?
-            """;
-
-    /** One job's whole row, by its primary key. */
-    static final String JOB_FIND = """
-            SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
-                   headers::text AS headers, run_at, attempts, max_attempts, lease_expiries, last_error,
-                   last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at, updated_at
-            FROM {job}
-            WHERE id = ?
-            """;
-
-    /**
-     * Jobs finished per queue and minute since the start of the minute ? minutes before the
-     * current one: one range of workrow_job_finished_idx (status, finished_at) per status.
-     */
-    static final String JOB_FINISHED_PER_MINUTE = """
-            SELECT queue, date_trunc('minute', finished_at) AS minute,
-                   count(*) FILTER (WHERE status = 'completed') AS completed,
-                   count(*) FILTER (WHERE status = 'dead') AS dead
-            FROM {job}
-            WHERE status IN ('completed', 'dead')
-              AND finished_at >= date_trunc('minute', now()) - make_interval(mins => ?)
-            GROUP BY queue, date_trunc('minute', finished_at)
-            ORDER BY minute, queue
-            """;
-
-    /**
      * Puts dead jobs back to pending with fresh attempts, due now, and wakes their queues' pollers
      * (the insert trigger does not see updates). The last error stays for the record.
      */
