@@ -229,12 +229,12 @@ public final class WorkerRuntime implements AutoCloseable {
     }
 
     public synchronized void start() {
-        if (started && !stopping) {
-            return;
-        }
         if (stopping) {
             throw new IllegalStateException("This runtime was stopped; a stopped runtime does not start again,"
                     + " build a new one");
+        }
+        if (started) {
+            return;
         }
         started = true;
         connectionBudget.warnIfShort();

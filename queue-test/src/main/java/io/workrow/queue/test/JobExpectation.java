@@ -100,7 +100,7 @@ public final class JobExpectation {
         for (Check check : checks) {
             String mismatch;
             try {
-                mismatch = check.mismatch(job);
+                mismatch = check.mismatch().of(job);
             } catch (AssertionError e) {
                 mismatch = e.getMessage();
             }
@@ -140,10 +140,6 @@ public final class JobExpectation {
         String of(EnqueuedJob job);
     }
 
-    private record Check(String description, Mismatch check) {
-
-        String mismatch(EnqueuedJob job) {
-            return check.of(job);
-        }
+    private record Check(String description, Mismatch mismatch) {
     }
 }
