@@ -1,7 +1,9 @@
 package io.workrow.queue;
 
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Inspection and operations for the people who run the queues: what is waiting, who holds what,
@@ -23,6 +25,25 @@ public interface QueueAdmin {
     List<JobSummary> deadJobs(String queue, String errorText, int limit);
 
     /**
+     * Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for
+     * all queues. The kind is {@code last_error} up to its first colon (the exception's class with
+     * the default error describer); the engine's "lease expired ..." errors are one kind, and jobs
+     * without an error the kind {@code ""}. {@link #retryDeadGroup} retries one group.
+     */
+    List<DeadErrorGroup> deadErrorGroups(String queue, int limit);
+
+    /** One job's whole row, payload included; empty when no job has this id. */
+    Optional<JobDetail> job(long id);
+
+    /**
+     * Jobs completed and dead per queue and minute, by the database's clock, from the minute of
+     * {@code since} (at most a day back) to now, oldest first; minutes in which a queue finished
+     * nothing are left out. It reads every job finished in the window, so a poller asks only for
+     * the minutes it has not seen yet.
+     */
+    List<FinishedPerMinute> finishedPerMinute(Instant since);
+
+    /**
      * Puts these dead jobs of {@code queue} back to pending with fresh attempts, due now; ids of
      * other queues are left alone. Returns how many moved.
      */
@@ -30,6 +51,12 @@ public interface QueueAdmin {
 
     /** Retries every dead job of {@code queue} whose last error contains {@code errorText}. */
     int retryDead(String queue, String errorText);
+
+    /**
+     * Retries the dead jobs of {@code queue} whose error is of this kind, exactly as
+     * {@link #deadErrorGroups} groups them ({@link DeadErrorGroup#error()}).
+     */
+    int retryDeadGroup(String queue, String errorKind);
 
     /**
      * Cancels a pending or running job of {@code queue}. A running handler is interrupted at once

@@ -1,15 +1,21 @@
 package io.workrow.queue.client;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FairnessSetting;
+import io.workrow.queue.FinishedPerMinute;
+import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +53,21 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
+    public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
+        return store.deadErrorGroups(queue, limit);
+    }
+
+    @Override
+    public Optional<JobDetail> job(long id) {
+        return store.find(id);
+    }
+
+    @Override
+    public List<FinishedPerMinute> finishedPerMinute(Instant since) {
+        return store.finishedPerMinute(Objects.requireNonNull(since, "since"));
+    }
+
+    @Override
     public int retryDead(String queue, Collection<Long> ids) {
         if (ids.isEmpty()) {
             return 0;
@@ -61,6 +82,14 @@ public final class JdbcQueueAdmin implements QueueAdmin {
         QueueNames.check(queue);
         int retried = store.retryDead(null, queue, errorText);
         log.info("Retried {} dead jobs of queue={} whose last error contains '{}'", retried, queue, errorText);
+        return retried;
+    }
+
+    @Override
+    public int retryDeadGroup(String queue, String errorKind) {
+        QueueNames.check(queue);
+        int retried = store.retryDead(null, queue, null, Objects.requireNonNull(errorKind, "errorKind"));
+        log.info("Retried {} dead jobs of queue={} whose error is of kind '{}'", retried, queue, errorKind);
         return retried;
     }
 

@@ -924,6 +924,71 @@ final class JobSql {
 
 
     /**
+     * The kind of a dead job's error, which the dashboard groups by and retries by: last_error up
+     * to its first colon (the exception's class, with the default error describer), the engine's
+     * lease expiries as one kind whichever worker held the job, '' for no error.
+     */
+    private static final String ERROR_KIND = """
+            CASE WHEN last_error IS NULL THEN ''
+                 WHEN last_error LIKE 'lease expired %' THEN 'lease expired'
+                 ELSE split_part(last_error, ':', 1) END""";
+
+    /**
+     * Dead jobs grouped by queue and kind of error, largest group first. Counting reads every dead
+     * job (workrow_job_dead_idx; dead jobs are few); only the groups returned then read their
+     * newest five, walking the same index backwards.
+     */
+    static final String JOB_DEAD_ERROR_GROUPS = """
+            WITH grouped AS (
+                SELECT queue, {error_kind} AS error, count(*) AS jobs, max(finished_at) AS last_died_at
+                FROM {job}
+                WHERE status = 'dead'
+                  AND (?::text IS NULL OR queue = ?)
+                GROUP BY 1, 2
+                ORDER BY jobs DESC, last_died_at DESC, queue, error
+                LIMIT ?
+            )
+            SELECT grouped.queue, grouped.error, grouped.jobs, grouped.last_died_at, newest.ids AS newest_ids,
+                   newest.example
+            FROM grouped
+            CROSS JOIN LATERAL (
+                SELECT array_agg(id ORDER BY finished_at DESC, id DESC) AS ids,
+                       (array_agg(last_error ORDER BY finished_at DESC, id DESC))[1] AS example
+                FROM (SELECT id, finished_at, last_error
+                      FROM {job}
+                      WHERE status = 'dead' AND queue = grouped.queue AND {error_kind} = grouped.error
+                      ORDER BY finished_at DESC, id DESC
+                      LIMIT 5) AS five
+            ) AS newest
+            ORDER BY grouped.jobs DESC, grouped.last_died_at DESC, grouped.queue, grouped.error
+            """;
+
+    /** One job's whole row, by its primary key. */
+    static final String JOB_FIND = """
+            SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
+                   headers::text AS headers, run_at, attempts, max_attempts, lease_expiries, last_error,
+                   last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at, updated_at
+            FROM {job}
+            WHERE id = ?
+            """;
+
+    /**
+     * Jobs finished per queue and minute from the minute of ? (at most a day back): one range of
+     * workrow_job_finished_idx (status, finished_at) per status, and a heap read per job for its
+     * queue, so callers ask for the minutes they have not seen rather than the whole hour again.
+     */
+    static final String JOB_FINISHED_PER_MINUTE = """
+            SELECT queue, date_trunc('minute', finished_at, 'UTC') AS minute,
+                   count(*) FILTER (WHERE status = 'completed') AS completed,
+                   count(*) FILTER (WHERE status = 'dead') AS dead
+            FROM {job}
+            WHERE status IN ('completed', 'dead')
+              AND finished_at >= date_trunc('minute', greatest(?::timestamptz, now() - interval '1 day'), 'UTC')
+            GROUP BY 1, 2
+            ORDER BY minute, queue
+            """;
+
+    /**
      * Puts dead jobs back to pending with fresh attempts, due now, and wakes their queues' pollers
      * (the insert trigger does not see updates). The last error stays for the record.
      */
@@ -936,6 +1001,7 @@ final class JobSql {
                   AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
                   AND (?::text IS NULL OR queue = ?)
                   AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                  AND (?::text IS NULL OR {error_kind} = ?)
                 RETURNING queue
             ), woken AS (
                 SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS q
@@ -965,7 +1031,7 @@ final class JobSql {
 
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
-        return sql.replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+        return sql.replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")

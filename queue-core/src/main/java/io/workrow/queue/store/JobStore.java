@@ -1,5 +1,8 @@
 package io.workrow.queue.store;
 
+import io.workrow.queue.DeadErrorGroup;
+import io.workrow.queue.FinishedPerMinute;
+import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueStats;
@@ -10,12 +13,14 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.springframework.dao.DuplicateKeyException;
@@ -100,6 +105,9 @@ public final class JobStore {
     private final String queuePaused;
     private final String listRunning;
     private final String listDead;
+    private final String deadErrorGroups;
+    private final String find;
+    private final String finishedPerMinute;
     private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
@@ -151,6 +159,9 @@ public final class JobStore {
         this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
         this.listRunning = JobSql.render(JobSql.JOB_LIST_RUNNING, schema);
         this.listDead = JobSql.render(JobSql.JOB_LIST_DEAD, schema);
+        this.deadErrorGroups = JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema);
+        this.find = JobSql.render(JobSql.JOB_FIND, schema);
+        this.finishedPerMinute = JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema);
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
@@ -581,6 +592,37 @@ public final class JobStore {
         return timed.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
     }
 
+    /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
+    public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
+        return timed.query(deadErrorGroups, (rs, row) -> new DeadErrorGroup(rs.getString("queue"),
+                rs.getString("error"), rs.getLong("jobs"), instant(rs, "last_died_at"),
+                List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example")),
+                queue, queue, limit);
+    }
+
+    /** One job's whole row, or empty. */
+    public Optional<JobDetail> find(long id) {
+        return timed.query(find, (rs, row) -> new JobDetail(rs.getLong("id"), rs.getString("queue"),
+                JobStatus.fromColumn(rs.getString("status")), rs.getString("partition_key"),
+                emptyAsNull(rs.getString("fairness_key")), rs.getString("idempotency_key"), rs.getInt("priority"),
+                rs.getString("payload"), rs.getString("headers"), instant(rs, "run_at"), rs.getInt("attempts"),
+                rs.getInt("max_attempts"), rs.getInt("lease_expiries"), rs.getString("last_error"),
+                instant(rs, "last_error_at"), rs.getString("step"), rs.getString("claimed_by"),
+                instant(rs, "lease_expires_at"), instant(rs, "created_at"), instant(rs, "started_at"),
+                instant(rs, "finished_at"), instant(rs, "updated_at")), id).stream().findFirst();
+    }
+
+    /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */
+    public List<FinishedPerMinute> finishedPerMinute(Instant since) {
+        return timed.query(finishedPerMinute, (rs, row) -> new FinishedPerMinute(rs.getString("queue"),
+                instant(rs, "minute"), rs.getLong("completed"), rs.getLong("dead")),
+                OffsetDateTime.ofInstant(since, ZoneOffset.UTC));
+    }
+
+    private static String emptyAsNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+
     /**
      * Makes up to {@code limit} scheduled jobs that have fallen due pending; returns how many per
      * queue (their pollers everywhere have been notified).
@@ -597,6 +639,14 @@ public final class JobStore {
      * {@code errorText} when not null. Returns how many moved.
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText) {
+        return retryDead(ids, queue, errorText, null);
+    }
+
+    /**
+     * Retries dead jobs as {@link #retryDead(Collection, String, String)} does, narrowed also to
+     * one kind of error ({@link DeadErrorGroup#error()}) when {@code errorKind} is not null.
+     */
+    public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
         Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
         return timed.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(retryDead);
@@ -607,6 +657,8 @@ public final class JobStore {
             statement.setString(4, queue);
             statement.setString(5, errorText);
             statement.setString(6, errorText);
+            statement.setString(7, errorKind);
+            statement.setString(8, errorKind);
             return statement;
         }, (rs, row) -> rs.getInt("retried")).get(0);
     }

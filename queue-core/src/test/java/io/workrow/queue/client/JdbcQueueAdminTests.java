@@ -1,7 +1,12 @@
 package io.workrow.queue.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
+import io.workrow.queue.DeadErrorGroup;
+import io.workrow.queue.FinishedPerMinute;
+import io.workrow.queue.JobDetail;
+import io.workrow.queue.JobRequest;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueStats;
@@ -11,7 +16,9 @@ import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobFailure;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -74,6 +81,162 @@ class JdbcQueueAdminTests {
         assertThat(admin.deadJobs(null, "TIMED OUT", 10)).hasSize(2);
         assertThat(admin.deadJobs(null, null, 10)).hasSize(3)
                 .allSatisfy(job -> assertThat(job.status()).isEqualTo(JobStatus.DEAD));
+    }
+
+    @Test
+    void deadJobsAreGroupedByQueueAndKindOfErrorLargestGroupFirst() {
+        deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out after 10s");
+        long newestTimeout = deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out after 30s");
+        long gone = deadJob("webhooks", "HTTP 410 Gone");
+        deadJob("emails", "java.net.SocketTimeoutException: connect timed out");
+        database.jdbc().update("UPDATE workrow_job SET finished_at = finished_at + interval '1 second' WHERE id = ?",
+                newestTimeout);
+
+        List<DeadErrorGroup> groups = admin.deadErrorGroups(null, 10);
+
+        assertThat(groups).extracting(DeadErrorGroup::queue, DeadErrorGroup::error, DeadErrorGroup::jobs)
+                .containsExactly(
+                        tuple("webhooks", "java.net.SocketTimeoutException", 2L),
+                        tuple("emails", "java.net.SocketTimeoutException", 1L),
+                        tuple("webhooks", "HTTP 410 Gone", 1L));
+        DeadErrorGroup timeouts = groups.get(0);
+        assertThat(timeouts.newestIds()).hasSize(2).first().isEqualTo(newestTimeout);
+        assertThat(timeouts.example()).isEqualTo("java.net.SocketTimeoutException: Read timed out after 30s");
+        assertThat(admin.deadErrorGroups("webhooks", 1)).singleElement()
+                .extracting(DeadErrorGroup::error).isEqualTo("java.net.SocketTimeoutException");
+        assertThat(admin.deadErrorGroups("webhooks", 10)).last().extracting(DeadErrorGroup::newestIds)
+                .isEqualTo(List.of(gone));
+
+        assertThat(admin.retryDeadGroup("webhooks", timeouts.error())).as("the group retried by its kind").isEqualTo(2);
+        assertThat(admin.deadErrorGroups(null, 10)).extracting(DeadErrorGroup::jobs).containsExactly(1L, 1L);
+    }
+
+    @Test
+    void aGroupRetriesExactlyItsOwnKindNeitherALongerNameNorJobsWithoutAnError() {
+        long state = deadJob("webhooks", "java.lang.IllegalState: short name");
+        long longer = deadJob("webhooks", "java.lang.IllegalStateException: longer name");
+        long noError = deadJob("webhooks", null);
+        long elsewhere = deadJob("emails", "java.lang.IllegalState: same kind, other queue");
+
+        assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error, DeadErrorGroup::example)
+                .containsExactlyInAnyOrder(tuple("java.lang.IllegalState", "java.lang.IllegalState: short name"),
+                        tuple("java.lang.IllegalStateException", "java.lang.IllegalStateException: longer name"),
+                        tuple("", null));
+
+        assertThat(admin.retryDeadGroup("webhooks", "java.lang.IllegalState")).isEqualTo(1);
+        assertThat(statusOf(state)).isEqualTo("pending");
+        assertThat(statusOf(longer)).as("a kind whose name starts with the group's").isEqualTo("dead");
+        assertThat(statusOf(elsewhere)).isEqualTo("dead");
+        assertThat(admin.retryDeadGroup("webhooks", "")).as("the group without an error, alone").isEqualTo(1);
+        assertThat(statusOf(noError)).isEqualTo("pending");
+        assertThat(statusOf(longer)).isEqualTo("dead");
+    }
+
+    @Test
+    void leaseExpiriesAreOneKindWhicheverWorkerHeldTheJob() {
+        deadJob("webhooks", "lease expired while held by host-a:101:1f2e");
+        deadJob("webhooks", "lease expired 3 times; last held by host-b:202:9c8d");
+
+        assertThat(admin.deadErrorGroups("webhooks", 10)).singleElement().satisfies(group -> {
+            assertThat(group.error()).isEqualTo("lease expired");
+            assertThat(group.jobs()).isEqualTo(2);
+        });
+        assertThat(admin.retryDeadGroup("webhooks", "lease expired")).isEqualTo(2);
+    }
+
+    @Test
+    void aGroupListsItsNewestFiveIdsAndGroupsOfEqualSizeGoNewestFirst() {
+        List<Long> ids = new java.util.ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            ids.add(deadJob("webhooks", "java.io.IOException: attempt " + i));
+        }
+        long older = deadJob("emails", "HTTP 500");
+        long newer = deadJob("emails", "HTTP 502");
+        for (int i = 0; i < ids.size(); i++) {
+            setFinishedAt(ids.get(i), "2026-01-01T00:00:0" + i + "Z");
+        }
+        setFinishedAt(older, "2026-01-01T00:01:00Z");
+        setFinishedAt(newer, "2026-01-01T00:02:00Z");
+
+        List<DeadErrorGroup> groups = admin.deadErrorGroups(null, 10);
+
+        assertThat(groups).extracting(DeadErrorGroup::error).containsExactly("java.io.IOException", "HTTP 502",
+                "HTTP 500");
+        assertThat(groups.get(0).newestIds()).containsExactly(ids.get(6), ids.get(5), ids.get(4), ids.get(3),
+                ids.get(2));
+        assertThat(groups.get(0).example()).isEqualTo("java.io.IOException: attempt 6");
+        assertThat(groups.get(0).lastDiedAt()).isEqualTo(Instant.parse("2026-01-01T00:00:06Z"));
+        assertThat(admin.deadErrorGroups(null, 2)).extracting(DeadErrorGroup::error)
+                .containsExactly("java.io.IOException", "HTTP 502");
+    }
+
+    private String statusOf(long id) {
+        return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
+    }
+
+    private void setFinishedAt(long id, String instant) {
+        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE id = ?",
+                Timestamp.from(Instant.parse(instant)), id);
+    }
+
+    @Test
+    void oneJobsWholeRowWithItsPayloadWhichCanBeWithheld() {
+        long id = jobQueue.enqueue(JobRequest.of("webhooks", new Hook("https://example.com/a"))
+                .partitionKey("customer:7").idempotencyKey("hook-a").priority(3));
+        store.claim("webhooks", "worker-1", 1, Duration.ofMinutes(1));
+
+        JobDetail job = admin.job(id).orElseThrow();
+
+        assertThat(job.queue()).isEqualTo("webhooks");
+        assertThat(job.status()).isEqualTo(JobStatus.RUNNING);
+        assertThat(job.partitionKey()).isEqualTo("customer:7");
+        assertThat(job.fairnessKey()).as("the partition key, unless set").isEqualTo("customer:7");
+        assertThat(job.idempotencyKey()).isEqualTo("hook-a");
+        assertThat(job.priority()).isEqualTo(3);
+        assertThat(job.payload()).isEqualTo("{\"url\": \"https://example.com/a\"}");
+        assertThat(job.headers()).startsWith("{");
+        assertThat(job.attempts()).isEqualTo(1);
+        assertThat(job.claimedBy()).isEqualTo("worker-1");
+        assertThat(job.leaseExpiresAt()).isAfter(job.startedAt());
+        assertThat(job.createdAt()).isNotNull();
+        assertThat(job.finishedAt()).isNull();
+        JobDetail withheld = job.withoutPayload();
+        assertThat(withheld.payload()).isNull();
+        assertThat(withheld.headers()).isNull();
+        assertThat(withheld).usingRecursiveComparison().ignoringFields("payload", "headers").isEqualTo(job);
+        assertThat(admin.job(id + 1_000)).isEmpty();
+    }
+
+    @Test
+    void finishedJobsAreCountedPerQueueAndMinuteInsideTheWindow() {
+        deadJob("webhooks", "HTTP 500");
+        for (String url : List.of("a", "b", "c")) {
+            long id = jobQueue.enqueue("webhooks", new Hook(url));
+            ClaimedJob claimed = store.claim("webhooks", "w", 10, Duration.ofMinutes(1)).stream()
+                    .filter(job -> job.id() == id).findFirst().orElseThrow();
+            store.completeMany(List.of(new HeldJob(id, claimed.leaseToken())));
+        }
+        deadJob("emails", "HTTP 500");
+        // Fixed times, so that a minute ending during the test moves no job to another bucket.
+        Instant thisMinute = database.jdbc().queryForObject("SELECT date_trunc('minute', now())", Timestamp.class)
+                .toInstant();
+        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE queue = 'webhooks'",
+                Timestamp.from(thisMinute));
+        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE queue = 'emails'",
+                Timestamp.from(thisMinute.minus(Duration.ofMinutes(5))));
+
+        assertThat(admin.finishedPerMinute(thisMinute.minus(Duration.ofMinutes(59)))).extracting(
+                FinishedPerMinute::queue, FinishedPerMinute::minute, FinishedPerMinute::completed,
+                FinishedPerMinute::dead).containsExactly(
+                        tuple("emails", thisMinute.minus(Duration.ofMinutes(5)), 0L, 1L),
+                        tuple("webhooks", thisMinute, 3L, 1L));
+        assertThat(admin.finishedPerMinute(thisMinute.minus(Duration.ofSeconds(4 * 60 - 1))))
+                .as("from the start of the minute of since: this one and the four before")
+                .extracting(FinishedPerMinute::queue).containsExactly("webhooks");
+        assertThat(admin.finishedPerMinute(thisMinute.minus(Duration.ofMinutes(5)))).hasSize(2);
+        database.jdbc().update("UPDATE workrow_job SET finished_at = now() - interval '25 hours' WHERE queue = 'emails'");
+        assertThat(admin.finishedPerMinute(Instant.EPOCH)).as("never more than a day back")
+                .extracting(FinishedPerMinute::queue).containsExactly("webhooks");
     }
 
     @Test
