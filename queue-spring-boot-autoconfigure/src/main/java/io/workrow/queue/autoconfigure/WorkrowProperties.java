@@ -59,6 +59,8 @@ public class WorkrowProperties {
 
     private final Metrics metrics = new Metrics();
 
+    private final Dashboard dashboard = new Dashboard();
+
     /** Per-queue settings, by queue name; each key overrides the same key under workrow.defaults. */
     private Map<String, Queue> queues = new LinkedHashMap<>();
 
@@ -170,6 +172,10 @@ public class WorkrowProperties {
 
     public Metrics getMetrics() {
         return metrics;
+    }
+
+    public Dashboard getDashboard() {
+        return dashboard;
     }
 
     public Map<String, Queue> getQueues() {
@@ -308,6 +314,54 @@ public class WorkrowProperties {
 
         /** How often the queue depth and lag gauges are refreshed, by one query for all queues. */
         private Duration refreshInterval = Duration.ofSeconds(15);
+
+        public Duration getRefreshInterval() {
+            return refreshInterval;
+        }
+
+        public void setRefreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
+        }
+    }
+
+    /** The dashboard page, served by the application's Spring MVC. */
+    public static class Dashboard {
+
+        /** Whether to serve the dashboard page; it shows queues, running and dead jobs to anyone who can reach its path. */
+        private boolean enabled;
+
+        /** Where the page is served, relative to the servlet's path: a slash and then letters, digits, '-', '_', '.' and further slashes. */
+        private String path = "/workrow";
+
+        /** Whether a job's payload, headers and saved step are shown; they may hold personal data. */
+        private boolean showPayloads;
+
+        /** How often the open page reads the queues again. */
+        private Duration refreshInterval = Duration.ofSeconds(5);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getPath() {
+            return path;
+        }
+
+        public void setPath(String path) {
+            this.path = path;
+        }
+
+        public boolean isShowPayloads() {
+            return showPayloads;
+        }
+
+        public void setShowPayloads(boolean showPayloads) {
+            this.showPayloads = showPayloads;
+        }
 
         public Duration getRefreshInterval() {
             return refreshInterval;

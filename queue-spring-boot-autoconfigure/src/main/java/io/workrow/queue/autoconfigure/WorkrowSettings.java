@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.scheduling.support.CronExpression;
 
@@ -28,6 +29,8 @@ import org.springframework.scheduling.support.CronExpression;
  * bad value stops the application before any job runs.
  */
 public final class WorkrowSettings {
+
+    private static final Pattern DASHBOARD_PATH = Pattern.compile("(/(?!\\.{1,2}(?:/|$))[A-Za-z0-9_.-]+)+");
 
     private final WorkrowProperties properties;
     private final SqlIdentifier schema;
@@ -74,6 +77,12 @@ public final class WorkrowSettings {
         positive("workrow.health.max-lag", properties.getHealth().getMaxLag());
         positive("workrow.health.listener-timeout", properties.getHealth().getListenerTimeout());
         positive("workrow.metrics.refresh-interval", properties.getMetrics().getRefreshInterval());
+        dashboardPath(properties.getDashboard().getPath());
+        if (properties.getDashboard().getRefreshInterval() == null
+                || properties.getDashboard().getRefreshInterval().toMillis() < 1000) {
+            throw new InvalidConfigurationPropertyValueException("workrow.dashboard.refresh-interval",
+                    properties.getDashboard().getRefreshInterval(), "must be at least 1s");
+        }
 
         WorkrowProperties.QueueDefaults given = properties.getDefaults();
         WorkrowProperties.Backoff backoff = given.getBackoff();
@@ -203,6 +212,17 @@ public final class WorkrowSettings {
             throw new InvalidConfigurationPropertyValueException("workrow.schema", value, e.getMessage());
         }
         return schema;
+    }
+
+    /**
+     * The dashboard's path goes into a request mapping and into the page's links, so it is held to
+     * a plain form: no placeholders, patterns, query or trailing slash.
+     */
+    private static void dashboardPath(String path) {
+        if (path == null || !DASHBOARD_PATH.matcher(path).matches()) {
+            throw new InvalidConfigurationPropertyValueException("workrow.dashboard.path", path,
+                    "must be a slash followed by letters, digits, '-', '_', '.' and inner slashes, such as /workrow or /ops/queues");
+        }
     }
 
     private static void positive(String name, Duration value) {

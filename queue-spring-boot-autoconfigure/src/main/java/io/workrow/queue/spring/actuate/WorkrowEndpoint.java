@@ -27,7 +27,8 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
  * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
- * {@code {"error":"503"}}; {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
+ * {@code {"error":"503"}} (a substring of the last error) or {@code {"group":"java.io.IOException"}}
+ * (exactly one kind of error, as {@link QueueAdmin#deadErrorGroups} groups them); {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
  * optional {@code {"reason":"..."}}; {@code .../resume}; {@code .../open-breaker} with an optional
  * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker};
  * {@code .../set-fairness} with {@code {"key":"tenant-a","weight":2}} and/or {@code "ratePerMinute":120}
@@ -73,7 +74,7 @@ public class WorkrowEndpoint {
 
     @WriteOperation
     public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
-            @Nullable String error, @Nullable Long id, @Nullable String reason, @Nullable String key,
+            @Nullable String error, @Nullable String group, @Nullable Long id, @Nullable String reason, @Nullable String key,
             @Nullable Double weight, @Nullable Integer ratePerMinute) {
         try {
             QueueNames.check(queue);
@@ -88,8 +89,12 @@ public class WorkrowEndpoint {
                 if (error != null) {
                     yield Map.of("queue", queue, "retried", admin.retryDead(queue, error));
                 }
-                throw new InvalidEndpointRequestException("retry needs ids or error",
-                        "Give \"ids\": [..] or \"error\": \"text in last_error\" (\"\" retries every dead job of the queue)");
+                if (group != null) {
+                    yield Map.of("queue", queue, "retried", admin.retryDeadGroup(queue, group));
+                }
+                throw new InvalidEndpointRequestException("retry needs ids, error or group",
+                        "Give \"ids\": [..], \"error\": \"text in last_error\" (\"\" retries every dead job of the queue) "
+                                + "or \"group\": \"kind of error\" (as the dashboard groups dead jobs)");
             }
             case "cancel" -> {
                 if (id == null) {

@@ -1,0 +1,54 @@
+package io.workrow.queue.spring.dashboard;
+
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Everything the page shows but one job's row, as JSON. Times are epoch milliseconds and ages
+ * milliseconds, so the page reads them the same whatever the application's JSON settings.
+ *
+ * @param now the server's clock when read, which the page measures leases and ages against
+ */
+public record DashboardOverview(long now, long refreshMillis, boolean showPayloads, Writes writes,
+        List<QueueView> queues, List<RunningJob> running, List<DeadGroup> deadGroups, List<Fairness> fairness,
+        List<Recurring> recurring) {
+
+    /** Whether the page offers writes and, if so, to which path under the servlet. */
+    public record Writes(boolean allowed, @Nullable String endpoint, @Nullable String reason) {
+    }
+
+    /**
+     * One queue's row.
+     *
+     * @param completedPerMinute completed jobs per minute over the last hour, oldest first, the current minute last
+     * @param deadPerMinute dead jobs per minute over the same minutes
+     */
+    public record QueueView(String queue, long pending, long due, long scheduled, long running, long dead,
+            long completed, long cancelled, long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
+            List<Long> completedPerMinute, List<Long> deadPerMinute) {
+    }
+
+    /** A queue's circuit breaker. */
+    public record Breaker(String state, int failures, @Nullable Long openUntil, @Nullable Long changedAt,
+            @Nullable String reason) {
+    }
+
+    /** A running job with its owner and lease. */
+    public record RunningJob(long id, String queue, int attempts, int maxAttempts, @Nullable String claimedBy,
+            @Nullable Long leaseExpiresAt, @Nullable Long runAt) {
+    }
+
+    /** Dead jobs of one queue with one kind of error. */
+    public record DeadGroup(String queue, String error, long jobs, @Nullable Long lastDiedAt, List<Long> newestIds,
+            @Nullable String example) {
+    }
+
+    /** One fairness key's setting. */
+    public record Fairness(String queue, String key, @Nullable Double weight, @Nullable Integer ratePerMinute) {
+    }
+
+    /** A recurring job with its last and next tick. */
+    public record Recurring(String name, String queue, String cron, String zone, @Nullable Long lastTick,
+            @Nullable Long nextTick) {
+    }
+}

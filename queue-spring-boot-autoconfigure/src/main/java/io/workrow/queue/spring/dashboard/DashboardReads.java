@@ -1,0 +1,152 @@
+package io.workrow.queue.spring.dashboard;
+
+import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.FinishedPerMinute;
+import io.workrow.queue.JobDetail;
+import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueStats;
+import io.workrow.queue.spring.dashboard.DashboardOverview.Breaker;
+import io.workrow.queue.spring.dashboard.DashboardOverview.DeadGroup;
+import io.workrow.queue.spring.dashboard.DashboardOverview.Fairness;
+import io.workrow.queue.spring.dashboard.DashboardOverview.QueueView;
+import io.workrow.queue.spring.dashboard.DashboardOverview.Recurring;
+import io.workrow.queue.spring.dashboard.DashboardOverview.RunningJob;
+import io.workrow.queue.spring.dashboard.DashboardOverview.Writes;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/** What the page shows, read through {@link QueueAdmin} and shaped for it. */
+final class DashboardReads {
+
+    /** Rows per list: a page for people, not an export. */
+    static final int ROWS = 100;
+
+    private final QueueAdmin admin;
+    private final ThroughputHistory throughput;
+    private final Clock clock;
+    private final boolean showPayloads;
+    private final long refreshMillis;
+
+    DashboardReads(QueueAdmin admin, Clock clock, boolean showPayloads, Duration refreshInterval) {
+        this.admin = admin;
+        this.throughput = new ThroughputHistory(admin, clock);
+        this.clock = clock;
+        this.showPayloads = showPayloads;
+        this.refreshMillis = refreshInterval.toMillis();
+    }
+
+    DashboardOverview overview(DashboardWrites writes) {
+        Instant now = clock.instant();
+        Map<String, BreakerStatus> breakers = admin.breakers().stream()
+                .collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
+        Map<String, QueueStats> stats = admin.stats().stream()
+                .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
+        List<String> paused = admin.pausedQueues();
+        TreeSet<String> names = new TreeSet<>(stats.keySet());
+        names.addAll(paused);
+        names.addAll(breakers.keySet());
+        Map<String, long[][]> perMinute = perMinute(throughput.lastHour(), now);
+        List<QueueView> queues = new ArrayList<>();
+        for (String name : names) {
+            QueueStats row = stats.get(name);
+            long[][] series = perMinute.getOrDefault(name, new long[2][ThroughputHistory.MINUTES]);
+            queues.add(row == null
+                    ? new QueueView(name, 0, 0, 0, 0, 0, 0, 0, 0, paused.contains(name), breaker(breakers.get(name)),
+                            boxed(series[0]), boxed(series[1]))
+                    : new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
+                            row.completed(), row.cancelled(), row.oldestDueAge().toMillis(),
+                            row.paused() || paused.contains(name), breaker(breakers.get(name)), boxed(series[0]),
+                            boxed(series[1])));
+        }
+        return new DashboardOverview(now.toEpochMilli(), refreshMillis, showPayloads,
+                new Writes(writes.allowed(), writes.endpointPath(), writes.reason()), queues,
+                admin.runningJobs(null, ROWS).stream()
+                        .map(job -> new RunningJob(job.id(), job.queue(), job.attempts(), job.maxAttempts(),
+                                job.claimedBy(), millis(job.leaseExpiresAt()), millis(job.runAt())))
+                        .toList(),
+                admin.deadErrorGroups(null, ROWS).stream()
+                        .map(group -> new DeadGroup(group.queue(), group.error(), group.jobs(),
+                                millis(group.lastDiedAt()), group.newestIds(), group.example()))
+                        .toList(),
+                admin.fairnessSettings(null, ROWS).stream()
+                        .map(setting -> new Fairness(setting.queue(), setting.fairnessKey(), setting.weight(),
+                                setting.ratePerMinute()))
+                        .toList(),
+                admin.recurringJobs().stream()
+                        .map(job -> new Recurring(job.name(), job.queue(), job.cron(), job.zone(),
+                                millis(job.lastTick()), millis(job.nextTick())))
+                        .toList());
+    }
+
+    /** One job's row, its payload, headers and step withheld unless the page may show them. */
+    Optional<Map<String, @Nullable Object>> job(long id) {
+        return admin.job(id).map(found -> showPayloads ? found : found.withoutPayload()).map(this::view);
+    }
+
+    private Map<String, @Nullable Object> view(JobDetail job) {
+        Map<String, @Nullable Object> view = new LinkedHashMap<>();
+        view.put("id", job.id());
+        view.put("queue", job.queue());
+        view.put("status", job.status().name().toLowerCase(java.util.Locale.ROOT));
+        view.put("attempts", job.attempts());
+        view.put("maxAttempts", job.maxAttempts());
+        view.put("leaseExpiries", job.leaseExpiries());
+        view.put("priority", job.priority());
+        view.put("partitionKey", job.partitionKey());
+        view.put("fairnessKey", job.fairnessKey());
+        view.put("idempotencyKey", job.idempotencyKey());
+        view.put("runAt", millis(job.runAt()));
+        view.put("createdAt", millis(job.createdAt()));
+        view.put("startedAt", millis(job.startedAt()));
+        view.put("finishedAt", millis(job.finishedAt()));
+        view.put("updatedAt", millis(job.updatedAt()));
+        view.put("claimedBy", job.claimedBy());
+        view.put("leaseExpiresAt", millis(job.leaseExpiresAt()));
+        view.put("lastError", job.lastError());
+        view.put("lastErrorAt", millis(job.lastErrorAt()));
+        view.put("payloadShown", showPayloads);
+        view.put("payload", job.payload());
+        view.put("headers", job.headers());
+        view.put("step", job.step());
+        return view;
+    }
+
+    /** Per queue, completed [0] and dead [1] per minute of the window, oldest first. */
+    private static Map<String, long[][]> perMinute(List<FinishedPerMinute> rows, Instant now) {
+        Instant start = ThroughputHistory.windowStart(now);
+        Map<String, long[][]> series = new LinkedHashMap<>();
+        for (FinishedPerMinute row : rows) {
+            int index = (int) Duration.between(start, row.minute()).toMinutes();
+            if (index >= 0 && index < ThroughputHistory.MINUTES) {
+                long[][] queue = series.computeIfAbsent(row.queue(), name -> new long[2][ThroughputHistory.MINUTES]);
+                queue[0][index] += row.completed();
+                queue[1][index] += row.dead();
+            }
+        }
+        return series;
+    }
+
+    private static List<Long> boxed(long[] values) {
+        return Arrays.stream(values).boxed().toList();
+    }
+
+    private static @Nullable Breaker breaker(@Nullable BreakerStatus status) {
+        return status == null ? null : new Breaker(status.state().columnValue(), status.failures(),
+                millis(status.openUntil()), millis(status.changedAt()), status.reason());
+    }
+
+    private static @Nullable Long millis(@Nullable Instant instant) {
+        return instant == null ? null : instant.toEpochMilli();
+    }
+}

@@ -1,0 +1,268 @@
+// The Workrow dashboard: reads <base>/api/overview every refresh interval and writes only through
+// the workrow actuator endpoint (meta workrow-endpoint, empty when the page offers no writes).
+// Every value from the server is placed with textContent, never parsed as HTML.
+(() => {
+  'use strict';
+  const meta = name => document.querySelector(`meta[name="workrow-${name}"]`).content;
+  const base = meta('base');
+  const endpoint = meta('endpoint');
+  const csrfHeader = meta('csrf-header');
+  const csrfToken = meta('csrf-token');
+  const $ = id => document.getElementById(id);
+  let overview = null;
+  let timer = null;
+  let openJobId = null;
+
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    Object.entries(attributes || {}).forEach(([key, value]) => {
+      if (value === null || value === undefined || value === false) return;
+      if (key === 'onclick') node.addEventListener('click', value);
+      else node.setAttribute(key, value === true ? '' : String(value));
+    });
+    children.flat().forEach(child => {
+      if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+    });
+    return node;
+  }
+
+  function duration(millis) {
+    if (millis === null || millis === undefined) return '';
+    const seconds = Math.round(millis / 1000);
+    if (Math.abs(seconds) < 60) return `${seconds} s`;
+    if (Math.abs(seconds) < 3600) return `${Math.floor(seconds / 60)} min ${Math.abs(seconds % 60)} s`;
+    return `${Math.floor(seconds / 3600)} h ${Math.floor(Math.abs(seconds % 3600) / 60)} min`;
+  }
+
+  function time(millis) {
+    return millis === null || millis === undefined ? '' : new Date(millis).toLocaleString();
+  }
+
+  function ago(millis) {
+    return millis === null || millis === undefined ? '' : `${duration(overview.now - millis)} ago`;
+  }
+
+  function sparkline(completed, dead) {
+    const ns = 'http://www.w3.org/2000/svg';
+    const width = 120, height = 24;
+    const top = Math.max(1, ...completed, ...dead);
+    const svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('class', 'spark');
+    svg.setAttribute('width', width);
+    svg.setAttribute('height', height);
+    svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+    [['completed', completed], ['dead', dead]].forEach(([kind, series]) => {
+      const line = document.createElementNS(ns, 'polyline');
+      line.setAttribute('class', kind);
+      line.setAttribute('points', series.map((value, i) =>
+        `${(i * (width - 2) / (series.length - 1) + 1).toFixed(1)},${(height - 1 - value * (height - 2) / top).toFixed(1)}`).join(' '));
+      svg.append(line);
+    });
+    const title = document.createElementNS(ns, 'title');
+    const sum = series => series.reduce((a, b) => a + b, 0);
+    title.textContent = `${sum(completed)} completed, ${sum(dead)} dead in the last hour`;
+    svg.append(title);
+    return svg;
+  }
+
+  function show(text, failed) {
+    const message = $('message');
+    message.textContent = text;
+    message.classList.toggle('failed', !!failed);
+    message.hidden = false;
+  }
+
+  async function write(queue, action, body, done) {
+    const headers = { 'Content-Type': 'application/json', 'Accept': 'application/json' };
+    if (csrfHeader && csrfToken) headers[csrfHeader] = csrfToken;
+    try {
+      const response = await fetch(`${endpoint}/${encodeURIComponent(queue)}/${action}`,
+        { method: 'POST', headers, body: JSON.stringify(body || {}), credentials: 'same-origin' });
+      if (!response.ok) {
+        show(`Refused: ${action} on ${queue} answered HTTP ${response.status}.`, true);
+      } else {
+        show(done(await response.json()));
+      }
+    } catch (e) {
+      show(`Failed: ${action} on ${queue}: ${e.message}`, true);
+    }
+    await refresh();
+    if (openJobId !== null) await openJob(openJobId);
+  }
+
+  // A destructive button asks once more on itself rather than in a dialog.
+  function confirmButton(label, confirmLabel, attributes, action) {
+    const button = el('button', Object.assign({ type: 'button', class: 'danger' }, attributes), label);
+    button.addEventListener('click', () => {
+      if (button.dataset.armed) { action(); return; }
+      button.dataset.armed = 'true';
+      button.textContent = confirmLabel;
+      setTimeout(() => { delete button.dataset.armed; button.textContent = label; }, 4000);
+    });
+    return button;
+  }
+
+  function jobLink(id) {
+    return el('a', { class: 'job', href: `#job=${id}`, 'data-job': id }, `#${id}`);
+  }
+
+  function renderQueues() {
+    const body = $('queues').tBodies[0];
+    body.replaceChildren(...overview.queues.map(queue => {
+      const state = [];
+      if (queue.paused) state.push(el('span', { class: 'badge paused' }, 'paused'));
+      if (queue.breaker) state.push(el('span', { class: `badge ${queue.breaker.state}`, title: queue.breaker.reason || '' },
+        `breaker ${queue.breaker.state.replace('_', '-')}`));
+      const actions = [];
+      if (overview.writes.allowed) {
+        actions.push(queue.paused
+          ? el('button', { type: 'button', 'data-action': 'resume', onclick: () => write(queue.queue, 'resume', {},
+            () => `Resumed ${queue.queue}.`) }, 'Resume')
+          : el('button', { type: 'button', 'data-action': 'pause', onclick: () => write(queue.queue, 'pause',
+            { reason: 'paused from the dashboard' }, () => `Paused ${queue.queue} on every node.`) }, 'Pause'));
+        if (queue.breaker && queue.breaker.state !== 'closed') {
+          actions.push(el('button', { type: 'button', 'data-action': 'close-breaker', onclick: () =>
+            write(queue.queue, 'close-breaker', {}, () => `Closed the breaker of ${queue.queue}.`) }, 'Close breaker'));
+        }
+      }
+      return el('tr', { 'data-queue': queue.queue },
+        el('td', {}, queue.queue),
+        el('td', { class: 'num' }, queue.pending),
+        el('td', { class: 'num' }, queue.due),
+        el('td', { class: 'num' }, queue.scheduled),
+        el('td', { class: 'num' }, queue.running),
+        el('td', { class: queue.dead > 0 ? 'num dead-count' : 'num' }, queue.dead),
+        el('td', { class: 'num' }, queue.due > 0 ? duration(queue.oldestDueMillis) : ''),
+        el('td', {}, sparkline(queue.completedPerMinute, queue.deadPerMinute), ' ',
+          el('span', { class: 'muted' }, queue.completedPerMinute.reduce((a, b) => a + b, 0))),
+        el('td', {}, state),
+        el('td', { class: 'actions' }, actions));
+    }));
+    $('queues-empty').hidden = overview.queues.length > 0;
+  }
+
+  function renderDead() {
+    const body = $('dead').tBodies[0];
+    body.replaceChildren(...overview.deadGroups.map(group => el('tr', { 'data-queue': group.queue, 'data-error': group.error },
+      el('td', {}, group.queue),
+      el('td', { class: 'error', title: group.example || '' }, group.error || '(no error)',
+        group.example && group.example !== group.error ? el('div', { class: 'muted' }, group.example) : null),
+      el('td', { class: 'num' }, group.jobs),
+      el('td', { title: time(group.lastDiedAt) }, ago(group.lastDiedAt)),
+      el('td', {}, group.newestIds.map(jobLink)),
+      el('td', { class: 'actions' }, overview.writes.allowed
+        ? el('button', { type: 'button', class: 'retry-group', onclick: () => write(group.queue, 'retry', { group: group.error },
+          result => `Retried ${result.retried} dead job(s) of ${group.queue} (${group.error || 'no error'}).`) },
+          group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry')
+        : null))));
+    $('dead-empty').hidden = overview.deadGroups.length > 0;
+  }
+
+  function renderRunning() {
+    const body = $('running').tBodies[0];
+    body.replaceChildren(...overview.running.map(job => el('tr', { 'data-job': job.id },
+      el('td', { class: 'num' }, jobLink(job.id)),
+      el('td', {}, job.queue),
+      el('td', { class: 'num' }, `${job.attempts}/${job.maxAttempts}`),
+      el('td', {}, job.claimedBy || ''),
+      el('td', {}, job.leaseExpiresAt === null ? '' : duration(job.leaseExpiresAt - overview.now)),
+      el('td', { class: 'actions' }, overview.writes.allowed
+        ? confirmButton('Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
+          result => result.cancelled ? `Cancelled job ${job.id}.` : `Job ${job.id} had already finished.`))
+        : null))));
+    $('running-empty').hidden = overview.running.length > 0;
+  }
+
+  function renderSettings() {
+    $('recurring-section').hidden = overview.recurring.length === 0;
+    $('recurring').tBodies[0].replaceChildren(...overview.recurring.map(job => el('tr', {},
+      el('td', {}, job.name), el('td', {}, job.queue), el('td', { class: 'error' }, job.cron), el('td', {}, job.zone),
+      el('td', {}, time(job.lastTick)), el('td', {}, time(job.nextTick)))));
+    $('fairness-section').hidden = overview.fairness.length === 0;
+    $('fairness').tBodies[0].replaceChildren(...overview.fairness.map(setting => el('tr', {},
+      el('td', {}, setting.queue), el('td', {}, setting.key === '' ? '(no key)' : setting.key),
+      el('td', { class: 'num' }, setting.weight ?? ''), el('td', { class: 'num' }, setting.ratePerMinute ?? ''))));
+  }
+
+  function pretty(json) {
+    try { return JSON.stringify(JSON.parse(json), null, 2); } catch (e) { return json; }
+  }
+
+  async function openJob(id) {
+    const response = await fetch(`${base}/api/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    if (!response.ok) {
+      show(response.status === 404 ? `No job ${id}.` : `Reading job ${id} answered HTTP ${response.status}.`, true);
+      return;
+    }
+    const job = await response.json();
+    $('job-id').textContent = `#${job.id}`;
+    const rows = [
+      ['Queue', job.queue], ['Status', job.status], ['Attempts', `${job.attempts}/${job.maxAttempts}`],
+      ['Lease expiries', job.leaseExpiries], ['Priority', job.priority], ['Partition key', job.partitionKey],
+      ['Fairness key', job.fairnessKey], ['Idempotency key', job.idempotencyKey], ['Run at', time(job.runAt)],
+      ['Created', time(job.createdAt)], ['Started', time(job.startedAt)], ['Finished', time(job.finishedAt)],
+      ['Owner', job.claimedBy], ['Lease expires', time(job.leaseExpiresAt)], ['Last error', job.lastError],
+      ['Last error at', time(job.lastErrorAt)]];
+    const fields = rows.filter(([, value]) => value !== null && value !== undefined && value !== '')
+      .flatMap(([name, value]) => [el('dt', {}, name), el('dd', { 'data-field': name }, value)]);
+    if (job.payloadShown) {
+      fields.push(el('dt', {}, 'Payload'), el('dd', { 'data-field': 'Payload' }, el('pre', {}, pretty(job.payload))));
+      if (job.headers) fields.push(el('dt', {}, 'Headers'), el('dd', {}, el('pre', {}, pretty(job.headers))));
+      if (job.step) fields.push(el('dt', {}, 'Saved step'), el('dd', {}, el('pre', {}, job.step)));
+    } else {
+      fields.push(el('dt', {}, 'Payload'), el('dd', { 'data-field': 'Payload', class: 'muted' },
+        'withheld (workrow.dashboard.show-payloads is false)'));
+    }
+    $('job-fields').replaceChildren(...fields);
+    const actions = [];
+    if (overview && overview.writes.allowed) {
+      if (job.status === 'dead') {
+        actions.push(el('button', { type: 'button', 'data-action': 'retry', onclick: () => write(job.queue, 'retry', { ids: [job.id] },
+          result => result.retried ? `Retried job ${job.id}.` : `Job ${job.id} was no longer dead.`)) }, 'Retry'));
+      }
+      if (['pending', 'scheduled', 'running'].includes(job.status)) {
+        actions.push(confirmButton('Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
+          result => result.cancelled ? `Cancelled job ${job.id}.` : `Job ${job.id} had already finished.`)));
+      }
+    }
+    $('job-actions').replaceChildren(...actions);
+    $('job').hidden = false;
+    openJobId = job.id;
+  }
+
+  function openJobFromHash() {
+    const match = /^#job=(\d+)$/.exec(location.hash);
+    if (match) openJob(match[1]);
+  }
+
+  function render() {
+    $('refreshed').textContent = `read ${new Date(overview.now).toLocaleTimeString()}`;
+    const status = $('writes-status');
+    status.hidden = overview.writes.allowed;
+    status.textContent = overview.writes.reason || '';
+    renderQueues();
+    renderDead();
+    renderRunning();
+    renderSettings();
+  }
+
+  async function refresh() {
+    clearTimeout(timer);
+    try {
+      const response = await fetch(`${base}/api/overview`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      overview = await response.json();
+      render();
+      document.body.dataset.loaded = 'true';
+    } catch (e) {
+      $('refreshed').textContent = `reading failed (${e.message}); trying again`;
+    }
+    timer = setTimeout(refresh, overview ? overview.refreshMillis : 5000);
+  }
+
+  document.addEventListener('DOMContentLoaded', () => {
+    $('job-close').addEventListener('click', () => { $('job').hidden = true; openJobId = null; history.replaceState(null, '', location.pathname); });
+    window.addEventListener('hashchange', openJobFromHash);
+    refresh().then(openJobFromHash);
+  });
+})();

@@ -1,0 +1,101 @@
+package io.workrow.sample.dashboard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.workrow.queue.test.WorkrowTest;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The sample shop's dashboard in a real headless Chromium, with writes allowed as the sample
+ * configures them: its queues, a dead job's error and row, and retrying a group of dead jobs.
+ */
+@WorkrowTest(startWorkers = true)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "workrow.poll-interval=200ms",
+        "workrow.queues.send-receipt.backoff.initial=50ms",
+        "workrow.queues.send-receipt.backoff.max=100ms"})
+class DashboardBrowserTests {
+
+    static final String DEAD_ERROR = "java.lang.IllegalStateException";
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    @LocalServerPort
+    int port;
+
+    static long placeOrder(int port, String customer) throws Exception {
+        HttpResponse<String> created = HttpClient.newHttpClient().send(HttpRequest
+                .newBuilder(URI.create("http://localhost:" + port + "/orders"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"customer\":\"" + customer + "\",\"amountCents\":900}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(created.statusCode()).isEqualTo(201);
+        return Long.parseLong(created.body().replaceAll("\\D", ""));
+    }
+
+    static void awaitDead(JdbcTemplate jdbc, int jobs) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM workrow_job WHERE status = 'dead'", Integer.class) == jobs);
+    }
+
+    @Test
+    void showsTheShopsQueuesAndADeadJobsErrorAndRetriesItsGroup() throws Exception {
+        placeOrder(port, "ada");
+        placeOrder(port, "poison");
+        placeOrder(port, "poison");
+        awaitDead(jdbc, 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM workrow_job WHERE status = 'completed'", Integer.class) == 1);
+        List<Long> dead = jdbc.queryForList("SELECT id FROM workrow_job WHERE status = 'dead' ORDER BY id", Long.class);
+
+        try (DashboardBrowser browser = DashboardBrowser.open()) {
+            browser.get("http://localhost:" + port + "/workrow");
+
+            WebElement queue = browser.find("#queues tr[data-queue='send-receipt']");
+            assertThat(queue.getText()).startsWith("send-receipt").contains("Pause");
+            assertThat(queue.findElement(By.cssSelector(".dead-count")).getText()).isEqualTo("2");
+            WebElement group = browser.find("#dead tr[data-queue='send-receipt'][data-error='" + DEAD_ERROR + "']");
+            assertThat(group.getText()).contains(DEAD_ERROR, "mail server rejected the receipt for order", "Retry all 2");
+            assertThat(browser.findAll("#writes-status")).singleElement().satisfies(status -> assertThat(status.isDisplayed()).isFalse());
+            browser.screenshot("overview");
+
+            group.findElement(By.cssSelector("a.job[data-job='" + dead.get(1) + "']")).click();
+            WebElement job = browser.find("#job");
+            assertThat(browser.find("#job dd[data-field='Status']").getText()).isEqualTo("dead");
+            assertThat(browser.find("#job dd[data-field='Last error']").getText())
+                    .isEqualTo(DEAD_ERROR + ": mail server rejected the receipt for order "
+                            + jdbc.queryForObject("SELECT payload->>'orderId' FROM workrow_job WHERE id = ?",
+                                    String.class, dead.get(1)));
+            assertThat(browser.find("#job dd[data-field='Payload']").getText()).contains("\"orderId\"");
+            assertThat(job.getText()).contains("Retry");
+            browser.screenshot("dead-job");
+
+            browser.find("#dead .retry-group").click();
+
+            String message = browser.until(d -> {
+                WebElement shown = d.findElement(By.id("message"));
+                return shown.isDisplayed() ? shown.getText() : null;
+            });
+            assertThat(message).isEqualTo("Retried 2 dead job(s) of send-receipt (" + DEAD_ERROR + ").");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job WHERE id IN (?, ?) AND (status <> 'dead'"
+                    + " OR finished_at > now() - interval '10 seconds' AND attempts = max_attempts)", Integer.class,
+                    dead.get(0), dead.get(1))).isEqualTo(2);
+            browser.screenshot("retried");
+        }
+        awaitDead(jdbc, 2);
+    }
+}
