@@ -50,6 +50,7 @@ public final class WorkrowDashboardAutoConfiguration {
     static class WithActuator {
 
         @Bean(WRITES_BEAN)
+        @ConditionalOnMissingBean(name = WRITES_BEAN)
         Supplier<DashboardWrites> workrowDashboardWrites(ObjectProvider<EndpointAccessResolver> access,
                 ObjectProvider<PathMappedEndpoints> endpoints, Environment environment) {
             return new ActuatorDashboardWrites(access, endpoints, environment);
@@ -61,6 +62,7 @@ public final class WorkrowDashboardAutoConfiguration {
     static class WithoutActuator {
 
         @Bean(WRITES_BEAN)
+        @ConditionalOnMissingBean(name = WRITES_BEAN)
         Supplier<DashboardWrites> workrowDashboardWrites() {
             return () -> DashboardWrites.readOnly(
                     "Read-only: the page writes through the workrow actuator endpoint; add spring-boot-starter-actuator "

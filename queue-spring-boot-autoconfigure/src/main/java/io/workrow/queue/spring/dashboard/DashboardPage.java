@@ -1,6 +1,8 @@
 package io.workrow.queue.spring.dashboard;
 
+import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.MappingMatch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -31,11 +33,11 @@ final class DashboardPage {
     }
 
     String render(HttpServletRequest request, DashboardWrites writes) {
-        // The request reached the page at <context><servlet prefix><path>[/]: the prefix, whatever
-        // the context and servlet mappings, is what stands before the path.
-        String uri = request.getRequestURI();
-        String page = uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
-        String prefix = page.endsWith(path) ? page.substring(0, page.length() - path.length()) : "";
+        // The page and the endpoint sit under the context path and, when the dispatcher servlet is
+        // mapped to a path such as /app/*, under that too; never under what the client typed.
+        HttpServletMapping mapping = request.getHttpServletMapping();
+        String prefix = request.getContextPath()
+                + (mapping != null && mapping.getMappingMatch() == MappingMatch.PATH ? request.getServletPath() : "");
         String[] csrf = SECURITY_PRESENT ? SecurityCsrf.headerAndToken(request) : null;
         return template.replace("{{base}}", escape(prefix + path))
                 .replace("{{endpoint}}", writes.allowed() ? escape(prefix + writes.endpointPath()) : "")

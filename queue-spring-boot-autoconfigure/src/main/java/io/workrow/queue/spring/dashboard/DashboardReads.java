@@ -32,6 +32,9 @@ final class DashboardReads {
     /** Rows per list: a page for people, not an export. */
     static final int ROWS = 100;
 
+    /** Dead groups shown: each reads the newest five of its kind. */
+    static final int GROUPS = 20;
+
     private final QueueAdmin admin;
     private final ThroughputHistory throughput;
     private final Clock clock;
@@ -75,7 +78,7 @@ final class DashboardReads {
                         .map(job -> new RunningJob(job.id(), job.queue(), job.attempts(), job.maxAttempts(),
                                 job.claimedBy(), millis(job.leaseExpiresAt()), millis(job.runAt())))
                         .toList(),
-                admin.deadErrorGroups(null, ROWS).stream()
+                admin.deadErrorGroups(null, GROUPS).stream()
                         .map(group -> new DeadGroup(group.queue(), group.error(), group.jobs(),
                                 millis(group.lastDiedAt()), group.newestIds(), group.example()))
                         .toList(),

@@ -15,9 +15,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Jobs finished per queue and minute over the last hour, for the page's charts. Counting an hour
- * reads every job finished in it, so the hour is read once and then only the minutes since the
- * newest one seen (and two before, for transactions that committed late); the open pages share
- * one read every {@link #FRESH_FOR}.
+ * reads every job finished in it, so the hour is read once and then only from two minutes before
+ * the last read (for transactions that committed late, and a database clock a little behind this
+ * one); the open pages share one read every {@link #FRESH_FOR}.
  */
 final class ThroughputHistory {
 
@@ -47,7 +47,8 @@ final class ThroughputHistory {
         Instant now = clock.instant();
         Instant start = windowStart(now);
         if (readAt == null || !now.isBefore(readAt.plus(FRESH_FOR))) {
-            Instant since = byMinute.isEmpty() ? start : max(start, byMinute.lastKey().minus(READ_AGAIN));
+            Instant since = readAt == null ? start
+                    : max(start, readAt.minus(READ_AGAIN).truncatedTo(ChronoUnit.MINUTES));
             List<FinishedPerMinute> fresh = admin.finishedPerMinute(since);
             byMinute.tailMap(since.truncatedTo(ChronoUnit.MINUTES), true).clear();
             for (FinishedPerMinute row : fresh) {

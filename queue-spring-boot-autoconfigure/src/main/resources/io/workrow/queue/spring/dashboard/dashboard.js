@@ -28,10 +28,11 @@
 
   function duration(millis) {
     if (millis === null || millis === undefined) return '';
-    const seconds = Math.round(millis / 1000);
-    if (Math.abs(seconds) < 60) return `${seconds} s`;
-    if (Math.abs(seconds) < 3600) return `${Math.floor(seconds / 60)} min ${Math.abs(seconds % 60)} s`;
-    return `${Math.floor(seconds / 3600)} h ${Math.floor(Math.abs(seconds % 3600) / 60)} min`;
+    const sign = millis < 0 ? '-' : '';
+    const seconds = Math.round(Math.abs(millis) / 1000);
+    if (seconds < 60) return `${sign}${seconds} s`;
+    if (seconds < 3600) return `${sign}${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+    return `${sign}${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
   }
 
   function time(millis) {
@@ -90,14 +91,20 @@
     if (openJobId !== null) await openJob(openJobId);
   }
 
-  // A destructive button asks once more on itself rather than in a dialog.
-  function confirmButton(label, confirmLabel, attributes, action) {
-    const button = el('button', Object.assign({ type: 'button', class: 'danger' }, attributes), label);
+  // A destructive button asks once more on itself rather than in a dialog. Which buttons wait for
+  // their second click is kept by key, so a refresh that redraws the table keeps the question.
+  const armed = new Map();
+  function confirmButton(key, label, confirmLabel, attributes, action) {
+    const button = el('button', Object.assign({ type: 'button', class: 'danger' }, attributes),
+      armed.has(key) ? confirmLabel : label);
     button.addEventListener('click', () => {
-      if (button.dataset.armed) { action(); return; }
-      button.dataset.armed = 'true';
+      if (armed.has(key)) { clearTimeout(armed.get(key)); armed.delete(key); action(); return; }
+      armed.set(key, setTimeout(() => {
+        armed.delete(key);
+        button.textContent = label;
+        if (overview) render();
+      }, 4000));
       button.textContent = confirmLabel;
-      setTimeout(() => { delete button.dataset.armed; button.textContent = label; }, 4000);
     });
     return button;
   }
@@ -167,7 +174,7 @@
       el('td', {}, job.claimedBy || ''),
       el('td', {}, job.leaseExpiresAt === null ? '' : duration(job.leaseExpiresAt - overview.now)),
       el('td', { class: 'actions' }, overview.writes.allowed
-        ? confirmButton('Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
+        ? confirmButton(`running:${job.id}`, 'Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
           result => result.cancelled ? `Cancelled job ${job.id}.` : `Job ${job.id} had already finished.`))
         : null))));
     $('running-empty').hidden = overview.running.length > 0;
@@ -189,6 +196,14 @@
   }
 
   async function openJob(id) {
+    try {
+      await showJob(id);
+    } catch (e) {
+      show(`Reading job ${id} failed: ${e.message}`, true);
+    }
+  }
+
+  async function showJob(id) {
     const response = await fetch(`${base}/api/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
     if (!response.ok) {
       show(response.status === 404 ? `No job ${id}.` : `Reading job ${id} answered HTTP ${response.status}.`, true);
@@ -218,10 +233,10 @@
     if (overview && overview.writes.allowed) {
       if (job.status === 'dead') {
         actions.push(el('button', { type: 'button', 'data-action': 'retry', onclick: () => write(job.queue, 'retry', { ids: [job.id] },
-          result => result.retried ? `Retried job ${job.id}.` : `Job ${job.id} was no longer dead.`)) }, 'Retry'));
+          result => result.retried ? `Retried job ${job.id}.` : `Job ${job.id} was no longer dead.`) }, 'Retry'));
       }
       if (['pending', 'scheduled', 'running'].includes(job.status)) {
-        actions.push(confirmButton('Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
+        actions.push(confirmButton(`job:${job.id}`, 'Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
           result => result.cancelled ? `Cancelled job ${job.id}.` : `Job ${job.id} had already finished.`)));
       }
     }
@@ -246,17 +261,25 @@
     renderSettings();
   }
 
+  // Reads are numbered: a read that a later one overtook is dropped, and only the newest read
+  // sets the next timer, so overlapping refreshes (a timer and a write) never start two chains.
+  let reads = 0;
   async function refresh() {
+    const read = ++reads;
     clearTimeout(timer);
     try {
       const response = await fetch(`${base}/api/overview`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      overview = await response.json();
+      const fresh = await response.json();
+      if (read !== reads) return;
+      overview = fresh;
       render();
       document.body.dataset.loaded = 'true';
     } catch (e) {
+      if (read !== reads) return;
       $('refreshed').textContent = `reading failed (${e.message}); trying again`;
     }
+    clearTimeout(timer);
     timer = setTimeout(refresh, overview ? overview.refreshMillis : 5000);
   }
 

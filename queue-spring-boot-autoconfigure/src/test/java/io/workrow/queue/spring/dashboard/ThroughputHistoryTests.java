@@ -58,7 +58,7 @@ class ThroughputHistoryTests {
         history.lastHour();
         verify(admin, times(1)).finishedPerMinute(any());
 
-        // Later: the current minute has grown; the read starts two minutes before the newest one seen.
+        // Later: the current minute has grown; the read starts two minutes before the last read.
         when(admin.finishedPerMinute(Instant.parse("2026-11-24T10:28:00Z")))
                 .thenReturn(List.of(row("2026-11-24T10:29:00Z", 7), row("2026-11-24T10:30:00Z", 4)));
         now.set(T0.plusSeconds(3));
