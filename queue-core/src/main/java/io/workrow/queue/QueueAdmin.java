@@ -59,6 +59,16 @@ public interface QueueAdmin {
     int retryDeadGroup(String queue, String errorKind);
 
     /**
+     * Cancels these dead jobs of {@code queue}: they leave the dead list as cancelled (kept with
+     * their last error until retention prunes cancelled jobs) and never run. Ids of other queues,
+     * or of jobs that are not dead, are left alone. Returns how many moved.
+     */
+    int cancelDead(String queue, Collection<Long> ids);
+
+    /** Cancels the dead jobs of {@code queue} whose error is of this kind, as {@link #deadErrorGroups} groups them. */
+    int cancelDeadGroup(String queue, String errorKind);
+
+    /**
      * Cancels a pending or running job of {@code queue}. A running handler is interrupted at once
      * (its {@code JobContext} reports it cancelled) and its result is not recorded. Returns false
      * when the job was already finished, does not exist or belongs to another queue.

@@ -94,6 +94,23 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
+    public int cancelDead(String queue, Collection<Long> ids) {
+        if (ids.isEmpty()) {
+            return 0;
+        }
+        int cancelled = store.cancelDead(ids, QueueNames.check(queue), null);
+        log.info("Cancelled {} dead jobs of queue={} by id: ids={}", cancelled, queue, ids);
+        return cancelled;
+    }
+
+    @Override
+    public int cancelDeadGroup(String queue, String errorKind) {
+        int cancelled = store.cancelDead(null, QueueNames.check(queue), Objects.requireNonNull(errorKind, "errorKind"));
+        log.info("Cancelled {} dead jobs of queue={} whose error is of kind '{}'", cancelled, queue, errorKind);
+        return cancelled;
+    }
+
+    @Override
     public boolean cancel(String queue, long id) {
         boolean cancelled = store.cancel(QueueNames.check(queue), id);
         if (cancelled) {

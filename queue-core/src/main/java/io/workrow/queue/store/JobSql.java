@@ -926,7 +926,8 @@ final class JobSql {
     /**
      * The kind of a dead job's error, which the dashboard groups by and retries by: last_error up
      * to its first colon (the exception's class, with the default error describer), the engine's
-     * lease expiries as one kind whichever worker held the job, '' for no error.
+     * lease expiries as one kind whichever worker held the job, '' for no error. The same
+     * expression is indexed (V10, workrow_job_dead_kind_idx): change both or neither.
      */
     private static final String ERROR_KIND = """
             CASE WHEN last_error IS NULL THEN ''
@@ -935,8 +936,8 @@ final class JobSql {
 
     /**
      * Dead jobs grouped by queue and kind of error, largest group first. Counting reads every dead
-     * job (workrow_job_dead_idx; dead jobs are few); only the groups returned then read their
-     * newest five, walking the same index backwards.
+     * job's entry in workrow_job_dead_kind_idx (dead jobs are few); the groups returned then read
+     * their newest five as the first entries of their own range of it.
      */
     static final String JOB_DEAD_ERROR_GROUPS = """
             WITH grouped AS (
@@ -1007,6 +1008,19 @@ final class JobSql {
                 SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS q
             )
             SELECT (SELECT count(*) FROM retried) AS retried, (SELECT count(*) FROM woken) AS queues
+            """;
+
+    /**
+     * Cancels dead jobs of one queue (they stay, as cancelled, until retention prunes them): those
+     * in the id array when it is not null, of one kind of error when that is not null.
+     */
+    static final String JOB_CANCEL_DEAD = """
+            UPDATE {job}
+            SET status = 'cancelled', finished_at = now(), updated_at = now()
+            WHERE status = 'dead'
+              AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+              AND queue = ?
+              AND (?::text IS NULL OR {error_kind} = ?)
             """;
 
     /**

@@ -111,6 +111,7 @@ public final class JobStore {
     private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
+    private final String cancelDead;
     private final BreakerStore breakers;
     private final FairnessStore fairness;
     private final WorkerStore workers;
@@ -165,6 +166,7 @@ public final class JobStore {
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
+        this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
         this.breakers = new BreakerStore(timed, schema);
         this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
@@ -669,6 +671,24 @@ public final class JobStore {
      */
     public boolean cancel(String queue, long id) {
         return !timed.query(cancel, (rs, row) -> rs.getLong("id"), id, queue).isEmpty();
+    }
+
+    /**
+     * Cancels dead jobs of {@code queue}: those in {@code ids} when not null, of kind
+     * {@code errorKind} when not null. Returns how many.
+     */
+    public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
+        Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
+        return timed.update(connection -> {
+            PreparedStatement statement = connection.prepareStatement(cancelDead);
+            java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
+            statement.setArray(1, array);
+            statement.setArray(2, array);
+            statement.setString(3, queue);
+            statement.setString(4, errorKind);
+            statement.setString(5, errorKind);
+            return statement;
+        });
     }
 
     private static Map<Long, JobStatus> statuses(List<IdStatus> rows) {

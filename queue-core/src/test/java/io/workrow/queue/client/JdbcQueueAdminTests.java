@@ -170,6 +170,30 @@ class JdbcQueueAdminTests {
                 .containsExactly("java.io.IOException", "HTTP 502");
     }
 
+    @Test
+    void cancellingDeadJobsTakesThemOffTheDeadListByIdOrByExactKindInTheirQueueOnly() {
+        long timeout = deadJob("webhooks", "java.net.SocketTimeoutException: read");
+        long otherTimeout = deadJob("webhooks", "java.net.SocketTimeoutException: connect");
+        long longer = deadJob("webhooks", "java.net.SocketTimeoutExceptionX: not the same kind");
+        long elsewhere = deadJob("emails", "java.net.SocketTimeoutException: read");
+        long pending = jobQueue.enqueue("webhooks", new Hook("https://example.com/pending"));
+
+        assertThat(admin.cancelDead("webhooks", List.of(elsewhere, pending))).as("other queue, not dead").isZero();
+        assertThat(admin.cancelDead("webhooks", List.of(timeout))).isEqualTo(1);
+        assertThat(statusOf(timeout)).isEqualTo("cancelled");
+        assertThat(admin.cancelDeadGroup("webhooks", "java.net.SocketTimeoutException")).isEqualTo(1);
+
+        assertThat(statusOf(otherTimeout)).isEqualTo("cancelled");
+        assertThat(statusOf(longer)).isEqualTo("dead");
+        assertThat(statusOf(elsewhere)).isEqualTo("dead");
+        assertThat(statusOf(pending)).isEqualTo("pending");
+        assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error)
+                .containsExactly("java.net.SocketTimeoutExceptionX");
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
+                timeout)).as("kept for the record").isEqualTo("java.net.SocketTimeoutException: read");
+        assertThat(admin.retryDead("webhooks", List.of(timeout))).as("a cancelled job is not retried").isZero();
+    }
+
     private String statusOf(long id) {
         return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
     }

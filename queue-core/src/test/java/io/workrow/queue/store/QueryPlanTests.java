@@ -100,12 +100,17 @@ class QueryPlanTests {
         CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new Check("bigint[], bigint[], text, text, text, text, text, text",
                 "null, null, 'q1', 'q1', 'boom', 'boom', null, null", Set.of("workrow_job_dead_idx")));
         CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new Check("bigint[], bigint[], text, text, text, text, text, text",
-                "null, null, 'q1', 'q1', null, null, 'boom', 'boom'", Set.of("workrow_job_dead_idx")));
+                "null, null, 'q1', 'q1', null, null, 'boom', 'boom'",
+                Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
         CHECKS.put("JOB_CANCEL", new Check("bigint, text", "1, 'q1'", Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_DEAD_ERROR_GROUPS", new Check("text, text, int", "'q1', 'q1', 50",
-                Set.of("workrow_job_dead_idx", "workrow_job_finished_idx")));
+                Set.of("workrow_job_dead_kind_idx")));
         CHECKS.put("JOB_DEAD_ERROR_GROUPS (all queues)", new Check("text, text, int", "null, null, 50",
-                Set.of("workrow_job_dead_idx", "workrow_job_finished_idx")));
+                Set.of("workrow_job_dead_kind_idx")));
+        CHECKS.put("JOB_CANCEL_DEAD", new Check("bigint[], bigint[], text, text, text", ids + ", " + ids
+                + ", 'q1', null, null", Set.of("workrow_job_pkey", "workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
+        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new Check("bigint[], bigint[], text, text, text",
+                "null, null, 'q1', 'boom 1', 'boom 1'", Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
         CHECKS.put("JOB_FIND", new Check("bigint", "1", Set.of("workrow_job_pkey")));
         CHECKS.put("JOB_FINISHED_PER_MINUTE", new Check("timestamptz", "now() - interval '1 hour'",
                 Set.of("workrow_job_finished_idx")));

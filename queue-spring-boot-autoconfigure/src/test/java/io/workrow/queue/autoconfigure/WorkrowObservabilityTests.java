@@ -231,6 +231,14 @@ class WorkrowObservabilityTests {
                     null, null)).containsEntry("retried", 1);
             assertThatThrownBy(() -> endpoint.operate("emails", "retry", null, null, null, null, null, null, null, null))
                     .hasMessageContaining("retry needs ids, error or group");
+
+            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now() WHERE id = ?", other);
+            assertThat(endpoint.operate("emails", "cancel-dead", null, null, "HTTP 503 Service Unavailable", null, null,
+                    null, null, null)).containsEntry("cancelled", 1);
+            assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, other))
+                    .isEqualTo("cancelled");
+            assertThatThrownBy(() -> endpoint.operate("emails", "cancel-dead", null, null, null, null, null, null, null,
+                    null)).hasMessageContaining("cancel-dead needs ids or group");
         });
     }
 

@@ -20,13 +20,16 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The sample shop's dashboard in a real headless Chromium, with writes allowed as the sample
- * configures them: its queues, a dead job's error and row, and retrying a group of dead jobs.
+ * configures them: its queues, a dead job's error and row, retrying a group of dead jobs and,
+ * once they have died again, cancelling the group.
  */
 @WorkrowTest(startWorkers = true)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "workrow.poll-interval=200ms",
         "workrow.queues.send-receipt.backoff.initial=50ms",
-        "workrow.queues.send-receipt.backoff.max=100ms"})
+        "workrow.queues.send-receipt.backoff.max=100ms",
+        // The page redraws after each write; no timed redraw replaces an element between two clicks.
+        "workrow.dashboard.refresh-interval=1h"})
 class DashboardBrowserTests {
 
     static final String DEAD_ERROR = "java.lang.IllegalStateException";
@@ -97,7 +100,24 @@ class DashboardBrowserTests {
                     + " AND (status <> 'dead' OR finished_at > ?)", Integer.class, dead.get(0), dead.get(1), diedAt))
                     .as("both back to work, or dead again since").isEqualTo(2);
             browser.screenshot("retried");
+
+            awaitDead(jdbc, 2);
+            browser.get("http://localhost:" + port + "/workrow");
+            browser.find("#dead button[data-action='cancel-group']").click();
+            assertThat(browser.find("#dead button[data-action='cancel-group']").getText()).isEqualTo("Really cancel?");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'dead'", Integer.class))
+                    .as("nothing yet: Cancel asks twice").isEqualTo(2);
+            browser.find("#dead button[data-action='cancel-group']").click();
+
+            String cancelled = browser.until(d -> {
+                WebElement shown = d.findElement(By.id("message"));
+                return shown.isDisplayed() && shown.getText().startsWith("Cancelled") ? shown.getText() : null;
+            });
+            assertThat(cancelled).isEqualTo("Cancelled 2 dead job(s) of send-receipt (" + DEAD_ERROR + ").");
+            assertThat(jdbc.queryForList("SELECT status FROM workrow_job WHERE id IN (?, ?)", String.class,
+                    dead.get(0), dead.get(1))).containsExactly("cancelled", "cancelled");
+            assertThat(browser.find("#dead-empty").getText()).isEqualTo("No dead jobs.");
+            browser.screenshot("cancelled");
         }
-        awaitDead(jdbc, 2);
     }
 }

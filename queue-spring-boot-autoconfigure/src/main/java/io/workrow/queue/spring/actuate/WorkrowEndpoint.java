@@ -28,7 +28,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
  * {@code {"error":"503"}} (a substring of the last error) or {@code {"group":"java.io.IOException"}}
- * (exactly one kind of error, as {@link QueueAdmin#deadErrorGroups} groups them); {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
+ * (exactly one kind of error, as {@link QueueAdmin#deadErrorGroups} groups them);
+ * {@code .../cancel-dead} with {@code {"ids":[1,2]}} or {@code {"group":"..."}} (dead jobs to
+ * cancelled, never to run); {@code .../cancel} with {@code {"id":42}}; {@code .../pause} with an
  * optional {@code {"reason":"..."}}; {@code .../resume}; {@code .../open-breaker} with an optional
  * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker};
  * {@code .../set-fairness} with {@code {"key":"tenant-a","weight":2}} and/or {@code "ratePerMinute":120}
@@ -102,6 +104,16 @@ public class WorkrowEndpoint {
                 }
                 yield Map.of("id", id, "queue", queue, "cancelled", admin.cancel(queue, id));
             }
+            case "cancel-dead" -> {
+                if (ids != null) {
+                    yield Map.of("queue", queue, "cancelled", admin.cancelDead(queue, Arrays.asList(ids)));
+                }
+                if (group != null) {
+                    yield Map.of("queue", queue, "cancelled", admin.cancelDeadGroup(queue, group));
+                }
+                throw new InvalidEndpointRequestException("cancel-dead needs ids or group",
+                        "Give \"ids\": [..] or \"group\": \"kind of error\" (as the dashboard groups dead jobs)");
+            }
             case "pause" -> {
                 admin.pause(queue, reason);
                 yield Map.of("queue", queue, "paused", true);
@@ -126,7 +138,7 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "key", key, "cleared", admin.clearFairness(queue, key));
             }
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
-                    "Use retry, cancel, pause, resume, open-breaker, close-breaker, set-fairness or clear-fairness");
+                    "Use retry, cancel, cancel-dead, pause, resume, open-breaker, close-breaker, set-fairness or clear-fairness");
         };
     }
 

@@ -158,9 +158,12 @@
       el('td', { title: time(group.lastDiedAt) }, ago(group.lastDiedAt)),
       el('td', {}, group.newestIds.map(jobLink)),
       el('td', { class: 'actions' }, overview.writes.allowed
-        ? el('button', { type: 'button', class: 'retry-group', onclick: () => write(group.queue, 'retry', { group: group.error },
+        ? [el('button', { type: 'button', class: 'retry-group', onclick: () => write(group.queue, 'retry', { group: group.error },
           result => `Retried ${result.retried} dead job(s) of ${group.queue} (${group.error || 'no error'}).`) },
-          group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry')
+          group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry'),
+          confirmButton(`group:${group.queue}:${group.error}`, group.jobs > 1 ? `Cancel all ${group.jobs}` : 'Cancel',
+            'Really cancel?', { 'data-action': 'cancel-group' }, () => write(group.queue, 'cancel-dead', { group: group.error },
+              result => `Cancelled ${result.cancelled} dead job(s) of ${group.queue} (${group.error || 'no error'}).`))]
         : null))));
     $('dead-empty').hidden = overview.deadGroups.length > 0;
   }
@@ -234,6 +237,9 @@
       if (job.status === 'dead') {
         actions.push(el('button', { type: 'button', 'data-action': 'retry', onclick: () => write(job.queue, 'retry', { ids: [job.id] },
           result => result.retried ? `Retried job ${job.id}.` : `Job ${job.id} was no longer dead.`) }, 'Retry'));
+        actions.push(confirmButton(`dead:${job.id}`, 'Cancel', 'Really cancel?', { 'data-action': 'cancel-dead' },
+          () => write(job.queue, 'cancel-dead', { ids: [job.id] },
+            result => result.cancelled ? `Cancelled dead job ${job.id}.` : `Job ${job.id} was no longer dead.`)));
       }
       if (['pending', 'scheduled', 'running'].includes(job.status)) {
         actions.push(confirmButton(`job:${job.id}`, 'Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
