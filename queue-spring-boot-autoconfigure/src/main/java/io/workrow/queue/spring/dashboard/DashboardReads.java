@@ -35,16 +35,11 @@ final class DashboardReads {
     /** Dead groups shown: each reads the newest five of its kind. */
     static final int GROUPS = 20;
 
-    private static final Duration FRESH_FOR = Duration.ofSeconds(1);
-
     private final QueueAdmin admin;
     private final ThroughputHistory throughput;
     private final Clock clock;
     private final boolean showPayloads;
     private final long refreshMillis;
-    private @Nullable DashboardOverview last;
-    private @Nullable DashboardWrites lastWrites;
-    private Instant lastAt = Instant.MIN;
 
     DashboardReads(QueueAdmin admin, Clock clock, boolean showPayloads, Duration refreshInterval) {
         this.admin = admin;
@@ -55,17 +50,11 @@ final class DashboardReads {
     }
 
     /**
-     * The overview, read at most once per {@link #FRESH_FOR} however many pages are open: each
-     * read is about ten statements, one a pass over the job table.
+     * The overview, read afresh: a page reads it again right after a write it sent to the
+     * endpoint, and must see the write.
      */
-    synchronized DashboardOverview overview(DashboardWrites writes) {
-        Instant now = clock.instant();
-        if (last == null || !writes.equals(lastWrites) || !now.isBefore(lastAt.plus(FRESH_FOR))) {
-            last = read(writes, now);
-            lastWrites = writes;
-            lastAt = now;
-        }
-        return last;
+    DashboardOverview overview(DashboardWrites writes) {
+        return read(writes, clock.instant());
     }
 
     private DashboardOverview read(DashboardWrites writes, Instant now) {
