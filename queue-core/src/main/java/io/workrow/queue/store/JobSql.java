@@ -1011,12 +1011,13 @@ final class JobSql {
             """;
 
     /**
-     * Cancels dead jobs of one queue (they stay, as cancelled, until retention prunes them): those
-     * in the id array when it is not null, of one kind of error when that is not null.
+     * Cancels dead jobs of one queue (they stay, as cancelled, until retention prunes them, counted
+     * from finished_at, when they died): those in the id array when it is not null, of one kind of
+     * error when that is not null.
      */
     static final String JOB_CANCEL_DEAD = """
             UPDATE {job}
-            SET status = 'cancelled', finished_at = now(), updated_at = now()
+            SET status = 'cancelled', updated_at = now()
             WHERE status = 'dead'
               AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
               AND queue = ?

@@ -178,8 +178,13 @@ class JdbcQueueAdminTests {
         long elsewhere = deadJob("emails", "java.net.SocketTimeoutException: read");
         long pending = jobQueue.enqueue("webhooks", new Hook("https://example.com/pending"));
 
+        Timestamp diedAt = database.jdbc().queryForObject("SELECT finished_at FROM workrow_job WHERE id = ?",
+                Timestamp.class, timeout);
+
         assertThat(admin.cancelDead("webhooks", List.of(elsewhere, pending))).as("other queue, not dead").isZero();
         assertThat(admin.cancelDead("webhooks", List.of(timeout))).isEqualTo(1);
+        assertThat(database.jdbc().queryForObject("SELECT finished_at FROM workrow_job WHERE id = ?", Timestamp.class,
+                timeout)).as("retention still counts from its death").isEqualTo(diedAt);
         assertThat(statusOf(timeout)).isEqualTo("cancelled");
         assertThat(admin.cancelDeadGroup("webhooks", "java.net.SocketTimeoutException")).isEqualTo(1);
 

@@ -104,7 +104,7 @@ class DashboardBrowserTests {
             awaitDead(jdbc, 2);
             browser.get("http://localhost:" + port + "/workrow");
             browser.find("#dead button[data-action='cancel-group']").click();
-            assertThat(browser.find("#dead button[data-action='cancel-group']").getText()).isEqualTo("Really cancel?");
+            assertThat(browser.find("#dead button[data-action='cancel-group']").getText()).isEqualTo("Really cancel 2?");
             assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'dead'", Integer.class))
                     .as("nothing yet: Cancel asks twice").isEqualTo(2);
             browser.find("#dead button[data-action='cancel-group']").click();

@@ -28,8 +28,8 @@
 
   function duration(millis) {
     if (millis === null || millis === undefined) return '';
-    const sign = millis < 0 ? '-' : '';
     const seconds = Math.round(Math.abs(millis) / 1000);
+    const sign = millis < 0 && seconds > 0 ? '-' : '';
     if (seconds < 60) return `${sign}${seconds} s`;
     if (seconds < 3600) return `${sign}${Math.floor(seconds / 60)} min ${seconds % 60} s`;
     return `${sign}${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
@@ -66,6 +66,11 @@
     return svg;
   }
 
+  // Every request gives up after a while, so a connection that never answers cannot stop the refreshes.
+  function request(url, options) {
+    return fetch(url, Object.assign({ credentials: 'same-origin', signal: AbortSignal.timeout(15000) }, options));
+  }
+
   function show(text, failed) {
     const message = $('message');
     message.textContent = text;
@@ -77,8 +82,8 @@
     const headers = { 'Content-Type': 'application/json', 'Accept': 'application/json' };
     if (csrfHeader && csrfToken) headers[csrfHeader] = csrfToken;
     try {
-      const response = await fetch(`${endpoint}/${encodeURIComponent(queue)}/${action}`,
-        { method: 'POST', headers, body: JSON.stringify(body || {}), credentials: 'same-origin' });
+      const response = await request(`${endpoint}/${encodeURIComponent(queue)}/${action}`,
+        { method: 'POST', headers, body: JSON.stringify(body || {}) });
       if (!response.ok) {
         show(`Refused: ${action} on ${queue} answered HTTP ${response.status}.`, true);
       } else {
@@ -161,8 +166,8 @@
         ? [el('button', { type: 'button', class: 'retry-group', onclick: () => write(group.queue, 'retry', { group: group.error },
           result => `Retried ${result.retried} dead job(s) of ${group.queue} (${group.error || 'no error'}).`) },
           group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry'),
-          confirmButton(`group:${group.queue}:${group.error}`, group.jobs > 1 ? `Cancel all ${group.jobs}` : 'Cancel',
-            'Really cancel?', { 'data-action': 'cancel-group' }, () => write(group.queue, 'cancel-dead', { group: group.error },
+          confirmButton(`group:${group.queue}:${group.error}:${group.jobs}`, group.jobs > 1 ? `Cancel all ${group.jobs}` : 'Cancel',
+            group.jobs > 1 ? `Really cancel ${group.jobs}?` : 'Really cancel?', { 'data-action': 'cancel-group' }, () => write(group.queue, 'cancel-dead', { group: group.error },
               result => `Cancelled ${result.cancelled} dead job(s) of ${group.queue} (${group.error || 'no error'}).`))]
         : null))));
     $('dead-empty').hidden = overview.deadGroups.length > 0;
@@ -207,7 +212,7 @@
   }
 
   async function showJob(id) {
-    const response = await fetch(`${base}/api/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    const response = await request(`${base}/api/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' } });
     if (!response.ok) {
       show(response.status === 404 ? `No job ${id}.` : `Reading job ${id} answered HTTP ${response.status}.`, true);
       return;
@@ -274,7 +279,7 @@
     const read = ++reads;
     clearTimeout(timer);
     try {
-      const response = await fetch(`${base}/api/overview`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+      const response = await request(`${base}/api/overview`, { headers: { Accept: 'application/json' } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const fresh = await response.json();
       if (read !== reads) return;
