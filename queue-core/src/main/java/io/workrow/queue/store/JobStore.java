@@ -649,20 +649,8 @@ public final class JobStore {
      * one kind of error ({@link DeadErrorGroup#error()}) when {@code errorKind} is not null.
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
-        Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
-        return timed.query(connection -> {
-            PreparedStatement statement = connection.prepareStatement(retryDead);
-            java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
-            statement.setArray(1, array);
-            statement.setArray(2, array);
-            statement.setString(3, queue);
-            statement.setString(4, queue);
-            statement.setString(5, errorText);
-            statement.setString(6, errorText);
-            statement.setString(7, errorKind);
-            statement.setString(8, errorKind);
-            return statement;
-        }, (rs, row) -> rs.getInt("retried")).get(0);
+        return timed.query(deadJobs(retryDead, ids, queue, queue, errorText, errorText, errorKind, errorKind),
+                (rs, row) -> rs.getInt("retried")).get(0);
     }
 
     /**
@@ -678,17 +666,25 @@ public final class JobStore {
      * {@code errorKind} when not null. Returns how many.
      */
     public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
+        return timed.update(deadJobs(cancelDead, ids, queue, errorKind, errorKind));
+    }
+
+    /**
+     * A statement on dead jobs whose first two parameters are the id array (null for any id) and
+     * whose others are text, in order.
+     */
+    private static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, String... texts) {
         Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
-        return timed.update(connection -> {
-            PreparedStatement statement = connection.prepareStatement(cancelDead);
+        return connection -> {
+            PreparedStatement statement = connection.prepareStatement(sql);
             java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
             statement.setArray(1, array);
             statement.setArray(2, array);
-            statement.setString(3, queue);
-            statement.setString(4, errorKind);
-            statement.setString(5, errorKind);
+            for (int i = 0; i < texts.length; i++) {
+                statement.setString(i + 3, texts[i]);
+            }
             return statement;
-        });
+        };
     }
 
     private static Map<Long, JobStatus> statuses(List<IdStatus> rows) {
