@@ -174,6 +174,29 @@ class QueryPlanTests {
         assertThat(failures).isEmpty();
     }
 
+    /**
+     * The statements by kind of error find a kind through workrow_job_dead_kind_idx: the kind is an
+     * index condition, which holds only while JobSql's ERROR_KIND and V10's expression are the same.
+     */
+    @Test
+    void theKindOfErrorIsAnIndexConditionOfTheDeadKindIndex() throws Exception {
+        List<String> failures = new ArrayList<>();
+        try (Connection connection = database.dataSource().getConnection()) {
+            for (String name : List.of("JOB_DEAD_ERROR_GROUPS", "JOB_RETRY_DEAD (by queue and kind)",
+                    "JOB_CANCEL_DEAD (by kind)")) {
+                String sql = JobSql.render((String) JobSql.class.getDeclaredField(name.split(" ")[0]).get(null),
+                        database.schema());
+                String plan = explain(connection, sql, CHECKS.get(name), "force_custom_plan");
+                boolean kindIsACondition = plan.lines().anyMatch(line -> line.contains("Index Cond:")
+                        && line.contains("CASE WHEN (last_error IS NULL)"));
+                if (!plan.contains("workrow_job_dead_kind_idx") || !kindIsACondition) {
+                    failures.add(name + " does not find the kind through workrow_job_dead_kind_idx:\n" + plan);
+                }
+            }
+        }
+        assertThat(failures).isEmpty();
+    }
+
     @Test
     void aClaimReadsAsMuchWithAHundredThousandJobsScheduledAheadOfItAsWithout() throws Exception {
         int before = claimBuffers();

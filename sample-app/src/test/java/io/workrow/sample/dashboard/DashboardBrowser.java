@@ -61,6 +61,16 @@ final class DashboardBrowser implements AutoCloseable {
         until(d -> "true".equals(d.findElement(By.tagName("body")).getDomAttribute("data-loaded")));
     }
 
+    /** Has the page read the queues again and redrawn every table, as its timer would. */
+    void redraw() {
+        String before = driver.findElement(By.tagName("body")).getDomAttribute("data-rendered");
+        driver.findElement(By.id("refresh-now")).click();
+        until(d -> {
+            String now = d.findElement(By.tagName("body")).getDomAttribute("data-rendered");
+            return now != null && !now.equals(before);
+        });
+    }
+
     WebElement find(String css) {
         return until(d -> d.findElements(By.cssSelector(css)).stream().filter(WebElement::isDisplayed).findFirst()
                 .orElse(null));

@@ -28,7 +28,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
         "workrow.poll-interval=200ms",
         "workrow.queues.send-receipt.backoff.initial=50ms",
         "workrow.queues.send-receipt.backoff.max=100ms",
-        // The page redraws after each write; no timed redraw replaces an element between two clicks.
+        // Redraws come when the test asks (the page's Refresh) or after a write, never between a
+        // find and a click.
         "workrow.dashboard.refresh-interval=1h"})
 class DashboardBrowserTests {
 
@@ -103,8 +104,14 @@ class DashboardBrowserTests {
 
             awaitDead(jdbc, 2);
             browser.get("http://localhost:" + port + "/workrow");
-            browser.find("#dead button[data-action='cancel-group']").click();
-            assertThat(browser.find("#dead button[data-action='cancel-group']").getText()).isEqualTo("Really cancel 2?");
+            WebElement firstCancel = browser.find("#dead button[data-action='cancel-group']");
+            firstCancel.click();
+            browser.redraw();
+            assertThat(firstCancel).as("the table was drawn anew").satisfies(button ->
+                    assertThat(org.assertj.core.api.Assertions.catchThrowable(button::getText))
+                            .isInstanceOf(org.openqa.selenium.StaleElementReferenceException.class));
+            assertThat(browser.find("#dead button[data-action='cancel-group']").getText())
+                    .as("the question survives the redraw").isEqualTo("Really cancel 2?");
             assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'dead'", Integer.class))
                     .as("nothing yet: Cancel asks twice").isEqualTo(2);
             browser.find("#dead button[data-action='cancel-group']").click();

@@ -286,6 +286,7 @@
       overview = fresh;
       render();
       document.body.dataset.loaded = 'true';
+      document.body.dataset.rendered = String(read);
     } catch (e) {
       if (read !== reads) return;
       $('refreshed').textContent = `reading failed (${e.message}); trying again`;
@@ -295,6 +296,7 @@
   }
 
   document.addEventListener('DOMContentLoaded', () => {
+    $('refresh-now').addEventListener('click', () => refresh());
     $('job-close').addEventListener('click', () => { $('job').hidden = true; openJobId = null; history.replaceState(null, '', location.pathname); });
     window.addEventListener('hashchange', openJobFromHash);
     refresh().then(openJobFromHash);
