@@ -21,7 +21,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The sample shop's dashboard in a real headless Chromium, with writes allowed as the sample
  * configures them: its queues, a dead job's error and row, retrying a group of dead jobs and,
- * once they have died again, cancelling the group.
+ * once they have died again, cancelling the group; pausing and resuming the queue.
  */
 @WorkrowTest(startWorkers = true)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
@@ -125,6 +125,15 @@ class DashboardBrowserTests {
                     dead.get(0), dead.get(1))).containsExactly("cancelled", "cancelled");
             assertThat(browser.find("#dead-empty").getText()).isEqualTo("No dead jobs.");
             browser.screenshot("cancelled");
+
+            browser.find("#queues tr[data-queue='send-receipt'] button[data-action='pause']").click();
+            assertThat(browser.find("#queues tr[data-queue='send-receipt'] .badge.paused").getText()).isEqualTo("paused");
+            assertThat(jdbc.queryForList("SELECT queue FROM workrow_queue_pause", String.class))
+                    .containsExactly("send-receipt");
+            browser.screenshot("paused");
+            browser.find("#queues tr[data-queue='send-receipt'] button[data-action='resume']").click();
+            browser.find("#queues tr[data-queue='send-receipt'] button[data-action='pause']");
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_queue_pause", Integer.class)).isZero();
         }
     }
 }
