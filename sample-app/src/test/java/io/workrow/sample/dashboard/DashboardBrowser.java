@@ -61,6 +61,11 @@ final class DashboardBrowser implements AutoCloseable {
         until(d -> "true".equals(d.findElement(By.tagName("body")).getDomAttribute("data-loaded")));
     }
 
+    /** Runs {@code script} in the page, which ends by calling its last argument with the result. */
+    Object runAsync(String script, Object... arguments) {
+        return driver.executeAsyncScript(script, arguments);
+    }
+
     /** Has the page read the queues again and redrawn every table, as its timer would. */
     void redraw() {
         String before = driver.findElement(By.tagName("body")).getDomAttribute("data-rendered");

@@ -3,10 +3,6 @@ package io.workrow.sample.dashboard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.workrow.queue.test.WorkrowTest;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -15,7 +11,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The dashboard when the workrow endpoint keeps its default, read-only access: the page shows
- * why it offers no writes, has no write buttons, and the endpoint refuses a write sent anyway.
+ * why it offers no writes, has no write buttons, and the endpoint refuses a retry the page sends
+ * anyway.
  */
 @WorkrowTest(startWorkers = true)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
@@ -49,14 +46,17 @@ class DashboardReadOnlyBrowserTests {
                     .isEqualTo("withheld (workrow.dashboard.show-payloads is false)");
             assertThat(browser.findAll("button.retry-group, button[data-action]")).isEmpty();
             browser.screenshot("read-only");
+
+            // The retry the page would send, sent from the page anyway (same origin, same session).
+            Object status = browser.runAsync("""
+                    const done = arguments[arguments.length - 1];
+                    fetch('/actuator/workrow/send-receipt/retry', { method: 'POST',
+                        headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ids: [arguments[0]] }) })
+                      .then(response => done(response.status), error => done('failed: ' + error));
+                    """, dead);
+            assertThat(status).as("the endpoint refuses the write").isIn(404L, 405L);
         }
 
-        HttpResponse<String> refused = HttpClient.newHttpClient().send(HttpRequest
-                .newBuilder(URI.create("http://localhost:" + port + "/actuator/workrow/send-receipt/retry"))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"ids\":[" + dead + "]}")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(refused.statusCode()).as("the endpoint itself refuses the write").isIn(404, 405);
         assertThat(jdbc.queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, dead))
                 .isEqualTo("dead");
     }

@@ -224,6 +224,7 @@
       ['Lease expiries', job.leaseExpiries], ['Priority', job.priority], ['Partition key', job.partitionKey],
       ['Fairness key', job.fairnessKey], ['Idempotency key', job.idempotencyKey], ['Run at', time(job.runAt)],
       ['Created', time(job.createdAt)], ['Started', time(job.startedAt)], ['Finished', time(job.finishedAt)],
+      ['Updated', time(job.updatedAt)],
       ['Owner', job.claimedBy], ['Lease expires', time(job.leaseExpiresAt)], ['Last error', job.lastError],
       ['Last error at', time(job.lastErrorAt)]];
     const fields = rows.filter(([, value]) => value !== null && value !== undefined && value !== '')
