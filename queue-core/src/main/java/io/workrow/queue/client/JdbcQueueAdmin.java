@@ -72,7 +72,7 @@ public final class JdbcQueueAdmin implements QueueAdmin {
         if (ids.isEmpty()) {
             return 0;
         }
-        int retried = store.retryDead(ids, QueueNames.check(queue), null);
+        int retried = store.retryDead(ids, QueueNames.check(queue), null, null);
         log.info("Retried {} dead jobs of queue={} by id: ids={}", retried, queue, ids);
         return retried;
     }
@@ -80,7 +80,7 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     @Override
     public int retryDead(String queue, String errorText) {
         QueueNames.check(queue);
-        int retried = store.retryDead(null, queue, errorText);
+        int retried = store.retryDead(null, queue, errorText, null);
         log.info("Retried {} dead jobs of queue={} whose last error contains '{}'", retried, queue, errorText);
         return retried;
     }

@@ -637,16 +637,9 @@ public final class JobStore {
     }
 
     /**
-     * Retries dead jobs: those in {@code ids} when not null, narrowed by {@code queue} and
-     * {@code errorText} when not null. Returns how many moved.
-     */
-    public int retryDead(Collection<Long> ids, String queue, String errorText) {
-        return retryDead(ids, queue, errorText, null);
-    }
-
-    /**
-     * Retries dead jobs as {@link #retryDead(Collection, String, String)} does, narrowed also to
-     * one kind of error ({@link DeadErrorGroup#error()}) when {@code errorKind} is not null.
+     * Retries dead jobs: those in {@code ids} when not null, narrowed by {@code queue},
+     * {@code errorText} (a substring of the last error) and {@code errorKind}
+     * ({@link DeadErrorGroup#error()}) when not null. Returns how many moved.
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
         return timed.query(deadJobs(retryDead, ids, queue, queue, errorText, errorText, errorKind, errorKind),

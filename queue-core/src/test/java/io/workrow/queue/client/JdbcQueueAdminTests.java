@@ -124,12 +124,10 @@ class JdbcQueueAdminTests {
                         tuple("", null));
 
         assertThat(admin.retryDeadGroup("webhooks", "java.lang.IllegalState")).isEqualTo(1);
-        assertThat(statusOf(state)).isEqualTo("pending");
-        assertThat(statusOf(longer)).as("a kind whose name starts with the group's").isEqualTo("dead");
-        assertThat(statusOf(elsewhere)).isEqualTo("dead");
+        assertThat(statuses()).as("a kind whose name starts with the group's stays").containsEntry(state, "pending")
+                .containsEntry(longer, "dead").containsEntry(elsewhere, "dead");
         assertThat(admin.retryDeadGroup("webhooks", "")).as("the group without an error, alone").isEqualTo(1);
-        assertThat(statusOf(noError)).isEqualTo("pending");
-        assertThat(statusOf(longer)).isEqualTo("dead");
+        assertThat(statuses()).containsEntry(noError, "pending").containsEntry(longer, "dead");
     }
 
     @Test
@@ -185,22 +183,16 @@ class JdbcQueueAdminTests {
         assertThat(admin.cancelDead("webhooks", List.of(timeout))).isEqualTo(1);
         assertThat(database.jdbc().queryForObject("SELECT finished_at FROM workrow_job WHERE id = ?", Timestamp.class,
                 timeout)).as("retention still counts from its death").isEqualTo(diedAt);
-        assertThat(statusOf(timeout)).isEqualTo("cancelled");
+        assertThat(statuses()).containsEntry(timeout, "cancelled");
         assertThat(admin.cancelDeadGroup("webhooks", "java.net.SocketTimeoutException")).isEqualTo(1);
 
-        assertThat(statusOf(otherTimeout)).isEqualTo("cancelled");
-        assertThat(statusOf(longer)).isEqualTo("dead");
-        assertThat(statusOf(elsewhere)).isEqualTo("dead");
-        assertThat(statusOf(pending)).isEqualTo("pending");
+        assertThat(statuses()).containsEntry(otherTimeout, "cancelled").containsEntry(longer, "dead")
+                .containsEntry(elsewhere, "dead").containsEntry(pending, "pending");
         assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error)
                 .containsExactly("java.net.SocketTimeoutExceptionX");
         assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
                 timeout)).as("kept for the record").isEqualTo("java.net.SocketTimeoutException: read");
         assertThat(admin.retryDead("webhooks", List.of(timeout))).as("a cancelled job is not retried").isZero();
-    }
-
-    private String statusOf(long id) {
-        return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
     }
 
     private void setFinishedAt(long id, String instant) {
