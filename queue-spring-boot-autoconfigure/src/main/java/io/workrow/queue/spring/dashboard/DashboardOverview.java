@@ -9,12 +9,15 @@ import org.jspecify.annotations.Nullable;
  *
  * @param now the server's clock when read, which the page measures leases and ages against
  */
-public record DashboardOverview(long now, long refreshMillis, boolean showPayloads, Writes writes,
+public record DashboardOverview(long now, long refreshMillis, Writes writes,
         List<QueueView> queues, List<RunningJob> running, List<DeadGroup> deadGroups, List<Fairness> fairness,
         List<Recurring> recurring) {
 
-    /** Whether the page offers writes and, if so, to which path under the servlet. */
-    public record Writes(boolean allowed, @Nullable String endpoint, @Nullable String reason) {
+    /**
+     * Whether the page offers writes, or why not. Where it sends them is in the page itself, as
+     * the request reached it (context and servlet path included).
+     */
+    public record Writes(boolean allowed, @Nullable String reason) {
     }
 
     /**

@@ -50,14 +50,11 @@ final class DashboardReads {
     }
 
     /**
-     * The overview, read afresh: a page reads it again right after a write it sent to the
-     * endpoint, and must see the write.
+     * The overview, read afresh for each request: a page reads it again right after a write it
+     * sent to the endpoint, and must see the write.
      */
     DashboardOverview overview(DashboardWrites writes) {
-        return read(writes, clock.instant());
-    }
-
-    private DashboardOverview read(DashboardWrites writes, Instant now) {
+        Instant now = clock.instant();
         Map<String, BreakerStatus> breakers = admin.breakers().stream()
                 .collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
         Map<String, QueueStats> stats = admin.stats().stream()
@@ -79,8 +76,8 @@ final class DashboardReads {
                             row.paused() || paused.contains(name), breaker(breakers.get(name)), boxed(series[0]),
                             boxed(series[1])));
         }
-        return new DashboardOverview(now.toEpochMilli(), refreshMillis, showPayloads,
-                new Writes(writes.allowed(), writes.endpointPath(), writes.reason()), queues,
+        return new DashboardOverview(now.toEpochMilli(), refreshMillis, new Writes(writes.allowed(), writes.reason()),
+                queues,
                 admin.runningJobs(null, ROWS).stream()
                         .map(job -> new RunningJob(job.id(), job.queue(), job.attempts(), job.maxAttempts(),
                                 job.claimedBy(), millis(job.leaseExpiresAt()), millis(job.runAt())))
