@@ -136,4 +136,29 @@ class DashboardBrowserTests {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_queue_pause", Integer.class)).isZero();
         }
     }
+
+    /**
+     * The shop has no Spring Security, and its endpoint takes writes. A page on another site can
+     * still not write: what a form or a script may send it without asking first (no content type,
+     * text, a form's encodings) is refused, and a JSON request's preflight gets no permission.
+     */
+    @Test
+    void anotherSiteCannotWriteThroughTheEndpointWithoutSpringSecurity() throws Exception {
+        HttpClient http = HttpClient.newHttpClient();
+        URI pause = URI.create("http://localhost:" + port + "/actuator/workrow/send-receipt/pause");
+        for (String type : List.of("", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x")) {
+            HttpRequest.Builder request = HttpRequest.newBuilder(pause).header("Origin", "http://elsewhere.example")
+                    .POST(HttpRequest.BodyPublishers.ofString(type.isEmpty() ? "" : "reason=x"));
+            if (!type.isEmpty()) {
+                request.header("Content-Type", type);
+            }
+            assertThat(http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+                    .as("a write as '%s'", type).isEqualTo(415);
+        }
+        HttpResponse<Void> preflight = http.send(HttpRequest.newBuilder(pause).header("Origin", "http://elsewhere.example")
+                .header("Access-Control-Request-Method", "POST").header("Access-Control-Request-Headers", "content-type")
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.discarding());
+        assertThat(preflight.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_queue_pause", Integer.class)).isZero();
+    }
 }
