@@ -1,10 +1,10 @@
 package io.workrow.queue.test;
 
-import io.workrow.queue.test.database.ClassDatabase;
-import io.workrow.queue.test.database.TestDatabase;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.test.database.ClassDatabase;
+import io.workrow.queue.test.database.TestDatabase;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
