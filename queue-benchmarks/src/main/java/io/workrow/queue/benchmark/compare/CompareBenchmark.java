@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -43,6 +44,9 @@ public final class CompareBenchmark {
     static final Row HEAP_NO_OP = new Row("live heap after the no-op drain, MB per process", false);
     static final Row RSS_NO_OP = new Row("peak RSS in the no-op drain, MB per process", false);
     static final Row CPU_NO_OP = new Row("worker CPU per 1,000 no-op jobs, warm, ms (all processes)", false);
+    static final Row DATABASE_CPU_NO_OP = new Row(
+            "database CPU per 1,000 no-op jobs, warm, ms (the machine's busy time less the workers' and the harness's)",
+            false);
     static final Row HEAP_SLEEP = new Row("live heap after the 5 ms drain, MB per process", false);
     static final Row RSS_SLEEP = new Row("peak RSS in the 5 ms drain, MB per process", false);
 
@@ -63,7 +67,7 @@ public final class CompareBenchmark {
         this.batch = intOption("batch", 500);
         this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
                 PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
-                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP,
+                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, DATABASE_CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP,
                 DRAIN_SMALL_HISTORY, DRAIN_LARGE_HISTORY), List.of("workrow", "workrow ×2"));
     }
 
@@ -175,19 +179,20 @@ public final class CompareBenchmark {
             awaitUnfinishedAtMost(contender, count, Duration.ofMinutes(10));
             double half = WorkerProtocol.nowMillis();
             double cpuAtHalf = workers.stream().mapToDouble(WorkerProcess::markCpu).sum();
+            Optional<MachineCpu> machineAtHalf = MachineCpu.now();
             awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(10));
             double end = WorkerProtocol.nowMillis();
+            Optional<MachineCpu> machineAtEnd = MachineCpu.now();
+            double cpuAtEnd = workers.stream().mapToDouble(WorkerProcess::markCpu).sum();
             double start = workers.stream().map(WorkerProcess::firstStart)
                     .filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).min()
                     .orElseThrow(() -> new IllegalStateException(contender.name() + ": no handler ever started"));
             long handled = 0;
             double heap = 0;
             double rss = 0;
-            double cpu = 0;
             for (WorkerProcess worker : workers) {
                 WorkerReport report = worker.stop();
                 handled += report.handled();
-                cpu += report.cpuMillis();
                 heap = Math.max(heap, report.heapMb());
                 rss = Math.max(rss, report.rssMb());
             }
@@ -204,7 +209,9 @@ public final class CompareBenchmark {
             into.add(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
             if (handler == Handler.NO_OP) {
                 into.add(DRAIN_NO_OP_COLD, column, cold);
-                into.add(CPU_NO_OP, column, (cpu - cpuAtHalf) / (count / 1000.0));
+                into.add(CPU_NO_OP, column, (cpuAtEnd - cpuAtHalf) / (count / 1000.0));
+                machineAtHalf.ifPresent(atHalf -> machineAtEnd.ifPresent(atEnd -> into.add(DATABASE_CPU_NO_OP, column,
+                        atEnd.othersSince(atHalf, cpuAtEnd - cpuAtHalf) / (count / 1000.0))));
             }
         } finally {
             workers.forEach(WorkerProcess::kill);
@@ -254,7 +261,8 @@ public final class CompareBenchmark {
             for (int drain = 1; drain <= drains; drain++) {
                 workrow.enqueueBulk(2 * jobs, CHUNK);
                 vacuum();
-                Results probe = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP),
+                Results probe = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP,
+                        DATABASE_CPU_NO_OP),
                         List.of());
                 drain(probe, workrow, Handler.NO_OP, 1, jobs);
                 double rate = probe.best(DRAIN_NO_OP, "workrow").orElseThrow();
@@ -269,9 +277,16 @@ public final class CompareBenchmark {
         vacuum();
         workrow.enqueueBulk(jobs, CHUNK);
         vacuum();
+        Optional<MachineCpu> before = MachineCpu.now();
         double rate = RawSqlLimit.drain(workrow.store(), intOption("raw-clients", 8), batch);
+        Optional<MachineCpu> after = MachineCpu.now();
         System.out.printf("  %s, batch %d: %,.0f jobs/s%n", RAW, batch, rate);
         record(DRAIN_NO_OP, RAW, rate);
+        // The raw drain's clients are this process's threads: their CPU is the "worker" CPU.
+        before.ifPresent(start -> after.ifPresent(end -> {
+            record(CPU_NO_OP, RAW, end.ownSince(start) / (jobs / 1000.0));
+            record(DATABASE_CPU_NO_OP, RAW, end.othersSince(start, 0) / (jobs / 1000.0));
+        }));
         workrow.empty();
     }
 
