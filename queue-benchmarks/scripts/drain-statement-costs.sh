@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# What each statement of a drain costs the server, per batch of 500 jobs, in a freshly migrated
+# scratch database: the median execution time over ROUNDS (default 15) batches of each variant,
+# run in turns, and the WAL records and bytes of the last batch (EXPLAIN (ANALYZE, WAL), timing off;
+# the commit, the client round trip and vacuuming the dead rows later are not in these figures).
+#
+#  claims, of 60,000 pending jobs without keys:
+#    claim               Workrow's claim (JOB_CLAIM) with the runtime's columns back
+#    claim, ids only     the same, returning only ids and tokens
+#  ends, of 60,000 running jobs, each batch fenced by id and token:
+#    complete in place   Workrow's JOB_COMPLETE_MANY: locked (SKIP LOCKED), then updated to completed
+#    in place, no lock   the same update without the explicit row lock
+#    move, indexed       deleted, and inserted as completed into a history table with a primary key
+#                        and a BRIN index on finished_at (finished jobs stay findable by id)
+#    move, no index      the same into a history table without indexes
+#    delete              deleted and kept nowhere, as graphile-worker ends a job
+#
+#   queue-benchmarks/scripts/drain-statement-costs.sh [ROUNDS=15]
+#
+# Needs psql on PATH and a local PostgreSQL that trusts the user (defaults: 127.0.0.1:5432, postgres).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+db=workrow_drain_statement_costs rounds=${ROUNDS:-15}
+source queue-benchmarks/scripts/scratch-database.sh
+
+jobs=60000
+batch=500
+
+# 60,000 jobs of queue bench in state $1, with lease tokens 1..60,000 when running; ids restart at 1.
+fill() {
+    local lease="NULL, NULL, NULL, 0, NULL"
+    [ "$1" = running ] && lease="'worker-1', n, now() + interval '5 minutes', 1, now()"
+    echo "TRUNCATE workrow_job RESTART IDENTITY;
+          INSERT INTO workrow_job (queue, partition_bucket, payload, status, run_at, max_attempts, fairness_key,
+                                   claimed_by, lease_token, lease_expires_at, attempts, started_at)
+          SELECT 'bench', 0, jsonb_build_object('n', n, 't', 1763938000123.5), '$1', now() - interval '1 minute',
+                 5, '', $lease
+          FROM generate_series(1, $jobs) AS n;
+          VACUUM ANALYZE workrow_job;
+          CHECKPOINT;"
+}
+
+# The ids and tokens of batch $1 (from 0): both run from 500 × $1 + 1, as fill gives them.
+held() {
+    local first=$(($1 * batch + 1)) last=$((($1 + 1) * batch))
+    echo "unnest(ARRAY(SELECT generate_series($first, $last)::bigint),
+                 ARRAY(SELECT generate_series($first, $last)::bigint)) AS done(id, token)"
+}
+
+returning_columns="job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
+                   job.headers::text AS headers, job.attempts, job.max_attempts, job.step, job.lease_token, job.run_at"
+
+claim() {
+    echo "WITH open AS (
+              SELECT NOT EXISTS (SELECT 1 FROM workrow_queue_pause WHERE queue = 'bench')
+                     AND NOT EXISTS (SELECT 1 FROM workrow_breaker WHERE queue = 'bench' AND state <> 'closed') AS open
+          ), unkeyed AS (
+              SELECT id, priority, run_at FROM workrow_job
+              WHERE queue = 'bench' AND status = 'pending' AND partition_key IS NULL AND fairness_key = ''
+                AND run_at <= now() AND (SELECT open FROM open)
+              ORDER BY priority, run_at, id LIMIT $batch FOR UPDATE SKIP LOCKED
+          ), keyed AS (
+              SELECT id, priority, run_at FROM workrow_job
+              WHERE queue = 'bench' AND status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
+                AND run_at <= now() AND (SELECT open FROM open)
+              ORDER BY priority, run_at, id LIMIT $batch FOR UPDATE SKIP LOCKED
+          ), due AS (
+              SELECT id FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
+              ORDER BY priority, run_at, id LIMIT $batch
+          )
+          UPDATE workrow_job AS job
+          SET status = 'running', claimed_by = 'worker-1', lease_token = nextval('workrow_lease_token_seq'),
+              lease_expires_at = now() + interval '5 minutes', attempts = job.attempts + 1, ordered_key = NULL,
+              started_at = now(), updated_at = now()
+          FROM due WHERE job.id = due.id
+          RETURNING $1"
+}
+
+completed="status = 'completed', finished_at = clock_timestamp(), updated_at = clock_timestamp(),
+           lease_expires_at = NULL, lease_token = NULL"
+
+# The statement of end variant $1 for batch $2.
+end() {
+    case $1 in
+    "complete in place")
+        echo "WITH held AS (SELECT job.id FROM $(held "$2") JOIN workrow_job AS job
+                            ON job.id = done.id AND job.lease_token = done.token FOR UPDATE OF job SKIP LOCKED)
+              UPDATE workrow_job AS job SET $completed FROM held WHERE job.id = held.id RETURNING job.id" ;;
+    "in place, no lock")
+        echo "UPDATE workrow_job AS job SET $completed FROM $(held "$2")
+              WHERE job.id = done.id AND job.lease_token = done.token RETURNING job.id" ;;
+    "move, indexed" | "move, no index")
+        local table=history_indexed
+        [ "$1" = "move, no index" ] && table=history_plain
+        echo "WITH gone AS (DELETE FROM workrow_job AS job USING $(held "$2")
+                            WHERE job.id = done.id AND job.lease_token = done.token RETURNING job.*)
+              INSERT INTO $table ($columns) SELECT $moved_values FROM gone RETURNING id" ;;
+    delete)
+        echo "DELETE FROM workrow_job AS job USING $(held "$2")
+              WHERE job.id = done.id AND job.lease_token = done.token RETURNING job.id" ;;
+    esac
+}
+
+# Reads EXPLAIN output with "@ <variant>" lines before each plan; prints each variant's median
+# execution and planning times and the WAL of its last statement (the plan's top node, which
+# counts it all). The runtime plans its claim at every call, as here (a custom plan: its LIMITs
+# are parameters, and a generic plan would guess them); its completion is planned once per
+# connection (a generic plan after five calls), so an end's planning time is not part of its cost.
+summarize() {
+    awk '/^@ / { variant = substr($0, 3); top = 1; if (!(variant in seen)) { seen[variant] = 1; order[++n] = variant } }
+         /Execution Time:/ { times[variant] = times[variant] " " $3 }
+         /Planning Time:/ { plans[variant] = plans[variant] " " $3 }
+         /WAL: records=/ && top { wal[variant] = $0; top = 0 }
+         END {
+             for (i = 1; i <= n; i++) {
+                 v = order[i]; sub(/^ *WAL: /, "", wal[v])
+                 printf "   %-20s %6.2f ms, planned in %.2f ms  (%s; %d batches)\n", v, median(times[v]),
+                        median(plans[v]), wal[v], split(substr(times[v], 2), t, " ")
+             }
+         }
+         function median(list,    t, count, a, b, x) {
+             count = split(substr(list, 2), t, " ")
+             for (a = 1; a <= count; a++) for (b = a + 1; b <= count; b++) if (t[b] + 0 < t[a] + 0) { x = t[a]; t[a] = t[b]; t[b] = x }
+             return count % 2 ? t[(count + 1) / 2] : (t[count / 2] + t[count / 2 + 1]) / 2
+         }'
+}
+
+ends=("complete in place" "in place, no lock" "move, indexed" "move, no index" delete)
+if [ $((rounds * ${#ends[@]} * batch)) -gt $jobs ] || [ $((rounds * 2 * batch)) -gt $jobs ]; then
+    echo "ROUNDS=$rounds needs more than $jobs jobs; at most $((jobs / batch / ${#ends[@]}))" >&2
+    exit 2
+fi
+
+echo "Server time per statement of $batch jobs, median of $rounds, PostgreSQL $(psql_db -c 'SHOW server_version')"
+echo "1. claims of $batch pending jobs:"
+fill pending | psql_db
+{
+    for round in $(seq 1 "$rounds"); do
+        echo "\\echo @ claim"
+        echo "EXPLAIN (ANALYZE, WAL, TIMING OFF, SUMMARY ON) $(claim "$returning_columns");"
+        echo "\\echo @ claim, ids only"
+        echo "EXPLAIN (ANALYZE, WAL, TIMING OFF, SUMMARY ON) $(claim "job.id, job.lease_token");"
+    done
+} | psql_db | summarize
+
+echo "2. ends of $batch running jobs:"
+psql_db -c "CREATE TABLE history_indexed (LIKE workrow_job INCLUDING DEFAULTS);
+            ALTER TABLE history_indexed ADD PRIMARY KEY (id);
+            CREATE INDEX ON history_indexed USING brin (finished_at);
+            CREATE TABLE history_plain (LIKE workrow_job INCLUDING DEFAULTS);"
+fill running | psql_db
+# Every column as it was, but those a completion sets.
+columns=$(psql_db -c "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position) FROM information_schema.columns
+                      WHERE table_schema = current_schema() AND table_name = 'workrow_job'")
+moved_values=$(psql_db -c "SELECT string_agg(CASE column_name WHEN 'status' THEN quote_literal('completed')
+                                    WHEN 'finished_at' THEN 'clock_timestamp()' WHEN 'updated_at' THEN 'clock_timestamp()'
+                                    WHEN 'lease_expires_at' THEN 'NULL' WHEN 'lease_token' THEN 'NULL'
+                                    ELSE 'gone.' || column_name END, ', ' ORDER BY ordinal_position)
+                           FROM information_schema.columns
+                           WHERE table_schema = current_schema() AND table_name = 'workrow_job'")
+{
+    batch_number=0
+    for round in $(seq 1 "$rounds"); do
+        for variant in "${ends[@]}"; do
+            echo "\\echo @ $variant"
+            echo "EXPLAIN (ANALYZE, WAL, TIMING OFF, SUMMARY ON) $(end "$variant" $batch_number);"
+            batch_number=$((batch_number + 1))
+        done
+    done
+} | psql_db | summarize
