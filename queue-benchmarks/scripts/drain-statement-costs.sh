@@ -15,14 +15,17 @@
 #    move, no index      the same into a history table without indexes
 #    delete              deleted and kept nowhere, as graphile-worker ends a job
 #
-#   queue-benchmarks/scripts/drain-statement-costs.sh [ROUNDS=15]
+#   [ROUNDS=15] [FILLFACTOR=100] queue-benchmarks/scripts/drain-statement-costs.sh
+#
+# FILLFACTOR sets the job table's fill factor before the jobs are written.
 #
 # Needs psql on PATH and a local PostgreSQL that trusts the user (defaults: 127.0.0.1:5432, postgres).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-db=workrow_drain_statement_costs rounds=${ROUNDS:-15}
+db=workrow_drain_statement_costs rounds=${ROUNDS:-15} fillfactor=${FILLFACTOR:-100}
 source queue-benchmarks/scripts/scratch-database.sh
+psql_db -c "ALTER TABLE workrow_job SET (fillfactor = $((fillfactor)))"
 
 jobs=60000
 batch=500

@@ -91,7 +91,7 @@ public final class CompareBenchmark {
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
-            contenders.add(NodeContender.graphileWorker(database, Path.of(peers)));
+            contenders.add(NodeContender.graphileWorker(database, Path.of(peers), intOption("graphile-local-queue", 500)));
             contenders.add(NodeContender.pgBoss(database, Path.of(peers)));
         } else {
             System.out.println("No --peers directory with node_modules: graphile-worker and pg-boss are left out.");

@@ -37,16 +37,21 @@ final class NodeContender implements Contender {
         this.configuration = configuration;
     }
 
-    /** graphile-worker: 2 processes of 24 with a local queue of 500 and batched completions (no-op); 2 × 32 (5 ms). */
-    static NodeContender graphileWorker(BenchDatabase database, Path peers) {
+    /**
+     * graphile-worker: 2 processes of 24 with a local queue of {@code localQueue} (500 in the
+     * published runs) and batched completions (no-op); 2 × 32 (5 ms).
+     */
+    static NodeContender graphileWorker(BenchDatabase database, Path peers, int localQueue) {
         return new NodeContender("graphile-worker", database, peers,
                 "TRUNCATE graphile_worker._private_jobs CASCADE",
                 "SELECT count(*) FROM graphile_worker._private_jobs",
                 List.of(2),
-                (handler, processes) -> List.of("work", handler == Handler.NO_OP ? "24" : "32", "500", handler.argument),
+                (handler, processes) -> List.of("work", handler == Handler.NO_OP ? "24" : "32",
+                        Integer.toString(localQueue), handler.argument),
                 pickup -> List.of("work", "24", "1", "noop"),
-                "0.17.3; no-op: 2 processes x concurrency 24, local queue 500, completeJobBatchDelay 0; 5 ms: "
-                        + "2 x 32; idle: LISTEN/NOTIFY, no local queue; finished jobs are deleted");
+                "0.17.3; no-op: 2 processes x concurrency 24, local queue " + localQueue
+                        + ", completeJobBatchDelay 0; 5 ms: 2 x 32; idle: LISTEN/NOTIFY, no local queue; finished "
+                        + "jobs are deleted");
     }
 
     /** pg-boss: 4 work loops fetching 5,000 at a time, running them all at once (no-op) or 16 at a time (5 ms); it polls. */
