@@ -47,6 +47,7 @@ public final class CompareBenchmark {
     static final Row DATABASE_CPU_NO_OP = new Row(
             "database CPU per 1,000 no-op jobs, warm, ms (the machine's busy time less the workers' and the harness's)",
             false);
+    static final Row CORES_BUSY_NO_OP = new Row("cores busy in the warm no-op drain, all processes", false);
     static final Row HEAP_SLEEP = new Row("live heap after the 5 ms drain, MB per process", false);
     static final Row RSS_SLEEP = new Row("peak RSS in the 5 ms drain, MB per process", false);
 
@@ -67,7 +68,7 @@ public final class CompareBenchmark {
         this.batch = intOption("batch", 500);
         this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
                 PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
-                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, DATABASE_CPU_NO_OP, HEAP_SLEEP, RSS_SLEEP,
+                HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, DATABASE_CPU_NO_OP, CORES_BUSY_NO_OP, HEAP_SLEEP, RSS_SLEEP,
                 DRAIN_SMALL_HISTORY, DRAIN_LARGE_HISTORY), List.of("workrow", "workrow ×2"));
     }
 
@@ -178,12 +179,14 @@ public final class CompareBenchmark {
             workers.forEach(worker -> worker.awaitReady(Duration.ofMinutes(2)));
             awaitUnfinishedAtMost(contender, count, Duration.ofMinutes(10));
             double half = WorkerProtocol.nowMillis();
-            double cpuAtHalf = workers.stream().mapToDouble(WorkerProcess::markCpu).sum();
-            Optional<MachineCpu> machineAtHalf = MachineCpu.now();
+            // Workers first, then the machine, at both ends, so that both windows are alike.
+            boolean cpu = handler == Handler.NO_OP;
+            double workersCpuAtHalf = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() : 0;
+            Optional<MachineCpu> machineAtHalf = cpu ? MachineCpu.now() : Optional.empty();
             awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(10));
             double end = WorkerProtocol.nowMillis();
-            Optional<MachineCpu> machineAtEnd = MachineCpu.now();
-            double cpuAtEnd = workers.stream().mapToDouble(WorkerProcess::markCpu).sum();
+            double workersCpu = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() - workersCpuAtHalf : 0;
+            Optional<MachineCpu> machineAtEnd = cpu ? MachineCpu.now() : Optional.empty();
             double start = workers.stream().map(WorkerProcess::firstStart)
                     .filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).min()
                     .orElseThrow(() -> new IllegalStateException(contender.name() + ": no handler ever started"));
@@ -208,10 +211,14 @@ public final class CompareBenchmark {
             into.add(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
             into.add(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
             if (handler == Handler.NO_OP) {
+                double thousands = count / 1000.0;
                 into.add(DRAIN_NO_OP_COLD, column, cold);
-                into.add(CPU_NO_OP, column, (cpuAtEnd - cpuAtHalf) / (count / 1000.0));
-                machineAtHalf.ifPresent(atHalf -> machineAtEnd.ifPresent(atEnd -> into.add(DATABASE_CPU_NO_OP, column,
-                        atEnd.othersSince(atHalf, cpuAtEnd - cpuAtHalf) / (count / 1000.0))));
+                into.add(CPU_NO_OP, column, workersCpu / thousands);
+                if (machineAtHalf.isPresent() && machineAtEnd.isPresent()) {
+                    into.add(DATABASE_CPU_NO_OP, column,
+                            machineAtEnd.get().databaseMillisSince(machineAtHalf.get(), workersCpu) / thousands);
+                    into.add(CORES_BUSY_NO_OP, column, machineAtEnd.get().coresBusySince(machineAtHalf.get()));
+                }
             }
         } finally {
             workers.forEach(WorkerProcess::kill);
@@ -262,7 +269,7 @@ public final class CompareBenchmark {
                 workrow.enqueueBulk(2 * jobs, CHUNK);
                 vacuum();
                 Results probe = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP,
-                        DATABASE_CPU_NO_OP),
+                        DATABASE_CPU_NO_OP, CORES_BUSY_NO_OP),
                         List.of());
                 drain(probe, workrow, Handler.NO_OP, 1, jobs);
                 double rate = probe.best(DRAIN_NO_OP, "workrow").orElseThrow();
@@ -282,11 +289,14 @@ public final class CompareBenchmark {
         Optional<MachineCpu> after = MachineCpu.now();
         System.out.printf("  %s, batch %d: %,.0f jobs/s%n", RAW, batch, rate);
         record(DRAIN_NO_OP, RAW, rate);
-        // The raw drain's clients are this process's threads: their CPU is the "worker" CPU.
-        before.ifPresent(start -> after.ifPresent(end -> {
-            record(CPU_NO_OP, RAW, end.ownSince(start) / (jobs / 1000.0));
-            record(DATABASE_CPU_NO_OP, RAW, end.othersSince(start, 0) / (jobs / 1000.0));
-        }));
+        // The raw drain's clients run in this process, so its CPU over the whole drain (JIT and
+        // GC included, and more of both in the first round) is the "worker" CPU.
+        if (before.isPresent() && after.isPresent()) {
+            double thousands = jobs / 1000.0;
+            record(CPU_NO_OP, RAW, after.get().ownMillisSince(before.get()) / thousands);
+            record(DATABASE_CPU_NO_OP, RAW, after.get().databaseMillisSince(before.get(), 0) / thousands);
+            record(CORES_BUSY_NO_OP, RAW, after.get().coresBusySince(before.get()));
+        }
         workrow.empty();
     }
 

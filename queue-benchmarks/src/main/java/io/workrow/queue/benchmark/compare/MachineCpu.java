@@ -3,53 +3,72 @@ package io.workrow.queue.benchmark.compare;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The machine's busy CPU time and this process's own, read together, so that a measurement can
  * say what everything else used meanwhile. On this benchmark's machine everything else is the
- * database (its backends, autovacuum, WAL writer and checkpointer) and the kernel's work for
- * them; the workers report their own CPU, so that is taken out too.
+ * database (its backends, autovacuum, WAL writer and checkpointer), the kernel's work for it and
+ * for the workers' sockets, and whatever else happens to run; the workers report their own CPU,
+ * so that is taken out too.
  *
- * <p>Linux only: the machine's time comes from the first line of {@code /proc/stat} (user, nice,
- * system, irq, softirq and steal clock ticks; idle and I/O wait are not busy), in the kernel's
- * USER_HZ of 100 ticks a second, which every Linux on x86 and ARM reports in.
+ * <p>Linux only: the machine's time comes from the first line of {@code /proc/stat}, in the
+ * kernel's USER_HZ of 100 ticks a second, which every Linux on x86 and ARM reports in. Busy is
+ * user, nice, system, irq and softirq time. Not busy: idle, I/O wait, and steal (time the
+ * hypervisor gave other guests, not work done here); guest time is already inside user.
  */
-record MachineCpu(double busyMillis, double ownMillis) {
+record MachineCpu(double busyMillis, double ownMillis, double atMillis) {
 
     private static final Path STAT = Path.of("/proc/stat");
     private static final double MILLIS_PER_TICK = 10;
+    private static final int USER = 1;
+    private static final int NICE = 2;
+    private static final int SYSTEM = 3;
+    private static final int IRQ = 6;
+    private static final int SOFTIRQ = 7;
 
-    /** Now, or empty where there is no {@code /proc/stat}. */
+    /** Whether the reason there are no figures has been said. */
+    private static volatile boolean warned;
+
+    /** Now, or empty (said once on standard error) where {@code /proc/stat} cannot be read. */
     static Optional<MachineCpu> now() {
-        if (!Files.isReadable(STAT)) {
-            return Optional.empty();
-        }
-        try (var lines = Files.lines(STAT)) {
+        try (Stream<String> lines = Files.lines(STAT)) {
             String[] fields = lines.findFirst().orElseThrow().trim().split("\\s+");
             long ticks = 0;
-            // cpu user nice system idle iowait irq softirq steal ...
-            for (int field : new int[] {1, 2, 3, 6, 7, 8}) {
+            for (int field : new int[] {USER, NICE, SYSTEM, IRQ, SOFTIRQ}) {
                 ticks += Long.parseLong(fields[field]);
             }
-            double own = ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(0L) / 1e6;
-            return Optional.of(new MachineCpu(ticks * MILLIS_PER_TICK, own));
+            return Optional.of(new MachineCpu(ticks * MILLIS_PER_TICK, WorkerProtocol.cpuNanos() / 1e6,
+                    System.nanoTime() / 1e6));
         } catch (IOException | RuntimeException e) {
+            if (!warned) {
+                warned = true;
+                System.err.println("No database CPU figures: " + STAT + " could not be read (" + e + ")");
+            }
             return Optional.empty();
         }
     }
 
     /**
      * The CPU time, in milliseconds, that neither this process nor the workers (who used
-     * {@code workersMillis} meanwhile) spent between {@code earlier} and this reading.
+     * {@code workersMillis} meanwhile) spent between {@code earlier} and this reading: on this
+     * benchmark's machine, the database's.
      */
-    double othersSince(MachineCpu earlier, double workersMillis) {
-        return (busyMillis - earlier.busyMillis) - (ownMillis - earlier.ownMillis) - workersMillis;
+    double databaseMillisSince(MachineCpu earlier, double workersMillis) {
+        return (busyMillis - earlier.busyMillis) - ownMillisSince(earlier) - workersMillis;
+    }
+
+    /**
+     * How many cores were busy on average between {@code earlier} and this reading: what the
+     * CPU-per-job rows cost in wall time (a rate is cores busy ÷ CPU per job).
+     */
+    double coresBusySince(MachineCpu earlier) {
+        return (busyMillis - earlier.busyMillis) / (atMillis - earlier.atMillis);
     }
 
     /** This process's own CPU time since {@code earlier}, in milliseconds. */
-    double ownSince(MachineCpu earlier) {
+    double ownMillisSince(MachineCpu earlier) {
         return ownMillis - earlier.ownMillis;
     }
 }

@@ -105,7 +105,8 @@ public final class WorkerProtocol {
         return handled.get() == 0 ? 0 : (cpuNanos() - cpuAtFirstNanos) / 1e6;
     }
 
-    private static long cpuNanos() {
+    /** This process's CPU time so far (0 where the platform does not say). */
+    static long cpuNanos() {
         return ProcessHandle.current().info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
     }
 
