@@ -7,6 +7,8 @@ psql_db() { psql -h "$host" -p "$port" -U "$user" -d "$db" -qAt -v ON_ERROR_STOP
 psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF EXISTS $db"' EXIT
 # In version order: V10 must follow V9, not V1.
-for migration in $(ls queue-core/src/main/resources/io/workrow/queue/migration/V*.sql | sort -V); do
+mapfile -t migrations < <(printf '%s\n' queue-core/src/main/resources/io/workrow/queue/migration/V*.sql | sort -V)
+[ -f "${migrations[0]}" ] || { echo "no migrations found from $(pwd)" >&2; exit 1; }
+for migration in "${migrations[@]}"; do
     psql_db -f "$migration"
 done
