@@ -47,7 +47,7 @@ public final class CompareBenchmark {
     static final Row DATABASE_CPU_NO_OP = new Row(
             "database CPU per 1,000 no-op jobs, warm, ms (the machine's busy time less the workers' and the harness's)",
             false);
-    static final Row CORES_BUSY_NO_OP = new Row("cores busy in the warm no-op drain, all processes", false);
+    static final Row CORES_BUSY_NO_OP = new Row("machine CPU busy in the warm no-op drain, % of all cores", false);
     static final Row HEAP_SLEEP = new Row("live heap after the 5 ms drain, MB per process", false);
     static final Row RSS_SLEEP = new Row("peak RSS in the 5 ms drain, MB per process", false);
 
@@ -217,7 +217,7 @@ public final class CompareBenchmark {
                 if (machineAtHalf.isPresent() && machineAtEnd.isPresent()) {
                     into.add(DATABASE_CPU_NO_OP, column,
                             machineAtEnd.get().databaseMillisSince(machineAtHalf.get(), workersCpu) / thousands);
-                    into.add(CORES_BUSY_NO_OP, column, machineAtEnd.get().coresBusySince(machineAtHalf.get()));
+                    into.add(CORES_BUSY_NO_OP, column, machineAtEnd.get().percentBusySince(machineAtHalf.get()));
                 }
             }
         } finally {
@@ -287,6 +287,9 @@ public final class CompareBenchmark {
         Optional<MachineCpu> before = MachineCpu.now();
         double rate = RawSqlLimit.drain(workrow.store(), intOption("raw-clients", 8), batch);
         Optional<MachineCpu> after = MachineCpu.now();
+        if (workrow.unfinished() != 0) {
+            throw new IllegalStateException(RAW + " left " + workrow.unfinished() + " jobs unfinished");
+        }
         System.out.printf("  %s, batch %d: %,.0f jobs/s%n", RAW, batch, rate);
         record(DRAIN_NO_OP, RAW, rate);
         // The raw drain's clients run in this process, so its CPU over the whole drain (JIT and
@@ -295,7 +298,7 @@ public final class CompareBenchmark {
             double thousands = jobs / 1000.0;
             record(CPU_NO_OP, RAW, after.get().ownMillisSince(before.get()) / thousands);
             record(DATABASE_CPU_NO_OP, RAW, after.get().databaseMillisSince(before.get(), 0) / thousands);
-            record(CORES_BUSY_NO_OP, RAW, after.get().coresBusySince(before.get()));
+            record(CORES_BUSY_NO_OP, RAW, after.get().percentBusySince(before.get()));
         }
         workrow.empty();
     }

@@ -3,8 +3,8 @@ package io.workrow.queue.benchmark.compare;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * The machine's busy CPU time and this process's own, read together, so that a measurement can
@@ -18,7 +18,7 @@ import java.util.stream.Stream;
  * user, nice, system, irq and softirq time. Not busy: idle, I/O wait, and steal (time the
  * hypervisor gave other guests, not work done here); guest time is already inside user.
  */
-record MachineCpu(double busyMillis, double ownMillis, double atMillis) {
+record MachineCpu(double busyMillis, double ownMillis, double atMillis, int cores) {
 
     private static final Path STAT = Path.of("/proc/stat");
     private static final double MILLIS_PER_TICK = 10;
@@ -33,14 +33,17 @@ record MachineCpu(double busyMillis, double ownMillis, double atMillis) {
 
     /** Now, or empty (said once on standard error) where {@code /proc/stat} cannot be read. */
     static Optional<MachineCpu> now() {
-        try (Stream<String> lines = Files.lines(STAT)) {
-            String[] fields = lines.findFirst().orElseThrow().trim().split("\\s+");
+        try {
+            List<String> lines = Files.readAllLines(STAT);
+            String[] fields = lines.get(0).trim().split("\\s+");
+            // After the machine's line, one per core: cpu0, cpu1, ...
+            int cores = (int) lines.stream().skip(1).takeWhile(line -> line.startsWith("cpu")).count();
             long ticks = 0;
             for (int field : new int[] {USER, NICE, SYSTEM, IRQ, SOFTIRQ}) {
                 ticks += Long.parseLong(fields[field]);
             }
             return Optional.of(new MachineCpu(ticks * MILLIS_PER_TICK, WorkerProtocol.cpuNanos() / 1e6,
-                    System.nanoTime() / 1e6));
+                    System.nanoTime() / 1e6, cores));
         } catch (IOException | RuntimeException e) {
             if (!warned) {
                 warned = true;
@@ -60,11 +63,12 @@ record MachineCpu(double busyMillis, double ownMillis, double atMillis) {
     }
 
     /**
-     * How many cores were busy on average between {@code earlier} and this reading: what the
-     * CPU-per-job rows cost in wall time (a rate is cores busy ÷ CPU per job).
+     * How busy the machine's cores were on average between {@code earlier} and this reading, in
+     * percent of all of them: how much of the machine a drain's CPU per job turned into its rate
+     * (a rate is the busy cores ÷ the CPU per job, the harness's own included).
      */
-    double coresBusySince(MachineCpu earlier) {
-        return (busyMillis - earlier.busyMillis) / (atMillis - earlier.atMillis);
+    double percentBusySince(MachineCpu earlier) {
+        return 100 * (busyMillis - earlier.busyMillis) / (atMillis - earlier.atMillis) / cores;
     }
 
     /** This process's own CPU time since {@code earlier}, in milliseconds. */

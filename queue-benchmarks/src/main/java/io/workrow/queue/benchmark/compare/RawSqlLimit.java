@@ -5,13 +5,17 @@ import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The limit the database sets: Workrow's own claim statement and fenced batch completion, driven
  * by {@code clients} threads with no runtime around them (no handler, no hand-off, no meters).
- * Each client claims a batch, completes it in one statement, and claims again until the queue is empty.
+ * Each client claims a batch, completes it, and claims again until the queue is empty. Like the
+ * runtime's result writer, it completes again the jobs a completion skipped because another
+ * session held their rows for a moment (a concurrent claim's scan can), so every job ends
+ * completed and the rate counts them all.
  */
 final class RawSqlLimit {
 
@@ -27,8 +31,12 @@ final class RawSqlLimit {
             String worker = "raw-sql-" + clientNumber.incrementAndGet();
             List<ClaimedJob> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
             while (!claimed.isEmpty()) {
-                completed.addAndGet(store.completeMany(
-                        claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList()).size());
+                List<HeldJob> held = claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList();
+                while (!held.isEmpty()) {
+                    Set<Long> done = store.completeMany(held);
+                    completed.addAndGet(done.size());
+                    held = held.stream().filter(job -> !done.contains(job.id())).toList();
+                }
                 claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
             }
         });
