@@ -3,6 +3,7 @@
 //   FIRST <epoch ms>             the first handler started
 //   MARK cpuMs=..                its CPU time since then, whenever stdin sends the line MARK;
 //                                STATS' p50/p99 count only the jobs started after the last MARK
+//   COUNT handled=..             handlers started so far, whenever stdin sends the line COUNT
 //   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..   when stdin closes; then the process exits
 //                                (cpuMs: the process's CPU time from its first handler start on)
 // Payloads are {n, t}: t is the enqueue time in epoch milliseconds, so a handler knows its pick-up delay.
@@ -49,10 +50,11 @@ export function handlerRecorder(mode) {
     console.log(`STATS handled=${delays.length} p50=${at(0.5).toFixed(2)} p99=${at(0.99).toFixed(2)} `
       + `heapMb=${heapMb.toFixed(1)} rssMb=${(Number(rss[1]) / 1024).toFixed(1)} cpuMs=${cpuMs.toFixed(0)}`);
   };
-  return { handle, mark, report };
+  const count = () => console.log(`COUNT handled=${delays.length}`);
+  return { handle, mark, count, report };
 }
 
-/** Runs until stdin closes, answering MARK lines; then reports and stops. */
+/** Runs until stdin closes, answering MARK and COUNT lines; then reports and stops. */
 export function untilStdinCloses(stop, recorder) {
   console.log('READY');
   process.stdin.setEncoding('utf8');
@@ -60,6 +62,8 @@ export function untilStdinCloses(stop, recorder) {
     for (const line of chunk.split('\n')) {
       if (line.trim() === 'MARK') {
         recorder.mark();
+      } else if (line.trim() === 'COUNT') {
+        recorder.count();
       }
     }
   });

@@ -177,16 +177,18 @@ public final class CompareBenchmark {
         List<WorkerProcess> workers = contender.startDrainWorkers(handler, processes);
         try {
             workers.forEach(worker -> worker.awaitReady(Duration.ofMinutes(2)));
-            awaitUnfinishedAtMost(contender, count, Duration.ofMinutes(10));
+            awaitHandledAtLeast(workers, count, Duration.ofMinutes(10));
             double half = WorkerProtocol.nowMillis();
             // Workers first, then the machine, at both ends, so that both windows are alike.
             boolean cpu = handler == Handler.NO_OP;
             double workersCpuAtHalf = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() : 0;
             Optional<MachineCpu> machineAtHalf = cpu ? MachineCpu.now() : Optional.empty();
-            awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(10));
+            int polls = awaitHandledAtLeast(workers, 2L * count, Duration.ofMinutes(10));
             double end = WorkerProtocol.nowMillis();
             double workersCpu = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() - workersCpuAtHalf : 0;
             Optional<MachineCpu> machineAtEnd = cpu ? MachineCpu.now() : Optional.empty();
+            // Every job's end written, before the workers are told to stop.
+            awaitUnfinishedAtMost(contender, 0, Duration.ofMinutes(2));
             double start = workers.stream().map(WorkerProcess::firstStart)
                     .filter(java.util.Objects::nonNull).mapToDouble(Double::doubleValue).min()
                     .orElseThrow(() -> new IllegalStateException(contender.name() + ": no handler ever started"));
@@ -205,8 +207,8 @@ public final class CompareBenchmark {
             double cold = count / ((half - start) / 1000);
             double warm = count / ((end - half) / 1000);
             System.out.printf("  %s, %s: first %,d jobs in %.2f s, %,.0f jobs/s; next %,d in %.2f s, %,.0f jobs/s "
-                    + "(handler runs %,d)%n", column, handler.argument, count, (half - start) / 1000, cold, count,
-                    (end - half) / 1000, warm, handled);
+                    + "(handler runs %,d; the workers asked %d times in the second part)%n", column, handler.argument,
+                    count, (half - start) / 1000, cold, count, (end - half) / 1000, warm, handled, polls);
             into.add(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, warm);
             into.add(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
             into.add(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
@@ -328,6 +330,42 @@ public final class CompareBenchmark {
             }
             polledAt = at;
         }
+    }
+
+    /**
+     * Asks the workers how many handlers they have started until, together, at least {@code target}
+     * have; returns how many times it asked. Asking costs the database nothing, so the drain's
+     * database CPU is the drain's own; and it asks rarely, so that the workers' CPU is theirs too:
+     * each wait sleeps half the time the last rate says is left (1 to 500 ms), which puts most
+     * questions close to the target.
+     */
+    private static int awaitHandledAtLeast(List<WorkerProcess> workers, long target, Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long handled = handled(workers);
+        long askedAt = System.nanoTime();
+        int asked = 1;
+        double perMilli = 0;
+        while (handled < target) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("workers started " + handled + " of " + target + " handlers in " + timeout);
+            }
+            long sleep = perMilli <= 0 ? 20 : (long) ((target - handled) / perMilli / 2);
+            TimeUnit.MILLISECONDS.sleep(Math.max(1, Math.min(500, sleep)));
+            long before = handled;
+            handled = handled(workers);
+            long at = System.nanoTime();
+            asked++;
+            if (handled > before) {
+                perMilli = (handled - before) / ((at - askedAt) / 1e6);
+            }
+            askedAt = at;
+        }
+        return asked;
+    }
+
+    private static long handled(List<WorkerProcess> workers) {
+        return workers.stream().mapToLong(WorkerProcess::handled).sum();
     }
 
     private void printRatios(List<Contender> contenders) {

@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -27,7 +29,8 @@ final class WorkerProcess {
     private final AtomicReference<Double> firstStart = new AtomicReference<>();
     private final AtomicReference<String> stats = new AtomicReference<>();
     private final AtomicReference<String> rate = new AtomicReference<>();
-    private final java.util.concurrent.BlockingQueue<Double> marks = new java.util.concurrent.LinkedBlockingQueue<>();
+    private final BlockingQueue<Double> marks = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Long> counts = new LinkedBlockingQueue<>();
 
     private WorkerProcess(String name, Process process, Path log) {
         this.name = name;
@@ -69,14 +72,27 @@ final class WorkerProcess {
 
     /** Asks for the CPU time the process has used since its first job, in milliseconds. */
     double markCpu() {
+        return ask("MARK", marks);
+    }
+
+    /**
+     * Asks how many handlers the process has started: the harness follows a drain by these
+     * answers rather than by counting rows, which would spend the database's CPU in the window
+     * it measures.
+     */
+    long handled() {
+        return ask("COUNT", counts);
+    }
+
+    private <T> T ask(String command, BlockingQueue<T> answers) {
         try {
-            process.getOutputStream().write("MARK\n".getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
             process.getOutputStream().flush();
-            Double cpu = marks.poll(30, TimeUnit.SECONDS);
-            if (cpu == null) {
-                throw new IllegalStateException(name + " did not answer MARK");
+            T answer = answers.poll(30, TimeUnit.SECONDS);
+            if (answer == null) {
+                throw new IllegalStateException(name + " did not answer " + command);
             }
-            return cpu;
+            return answer;
         } catch (IOException e) {
             throw new IllegalStateException(name + " is gone", e);
         } catch (InterruptedException e) {
@@ -150,6 +166,8 @@ final class WorkerProcess {
                     stats.set(line);
                 } else if (line.startsWith("MARK cpuMs=")) {
                     marks.add(Double.parseDouble(line.substring("MARK cpuMs=".length())));
+                } else if (line.startsWith("COUNT handled=")) {
+                    counts.add(Long.parseLong(line.substring("COUNT handled=".length())));
                 } else if (line.startsWith("RATE ")) {
                     rate.set(line.substring(5).trim());
                 } else {

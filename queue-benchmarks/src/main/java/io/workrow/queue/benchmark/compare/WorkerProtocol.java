@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  * The worker side of the protocol every contender's process speaks to {@link CompareBenchmark}
  * (the Node peers speak it from {@code peers/protocol.mjs}), one line each on standard output:
  * {@code READY} once its workers run, {@code FIRST <epoch ms>} when the first handler starts,
- * {@code MARK cpuMs=..} (its CPU time since then) whenever standard input sends {@code MARK}, and,
+ * {@code MARK cpuMs=..} (its CPU time since then) whenever standard input sends {@code MARK},
+ * {@code COUNT handled=..} (handlers started so far) whenever it sends {@code COUNT}, and,
  * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..}
  * before it exits ({@code cpuMs}: the process's CPU time from its first handler start until then;
  * {@code p50} and {@code p99}: pick-up delays of the jobs started after the last MARK, if any). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
@@ -79,6 +80,8 @@ public final class WorkerProtocol {
                 if (line.equals("MARK")) {
                     delaysFrom = Math.min(handled.get(), MAX_RECORDED);
                     System.out.println(String.format(Locale.ROOT, "MARK cpuMs=%.0f", cpuSinceFirstMillis()));
+                } else if (line.equals("COUNT")) {
+                    System.out.println("COUNT handled=" + handled.get());
                 }
             }
         } catch (IOException e) {
