@@ -8,7 +8,7 @@
 #  claims, of 60,000 pending jobs without keys:
 #    claim               Workrow's claim (JOB_CLAIM) with the runtime's columns back
 #    claim, ids only     the same, returning only ids and tokens
-#  ends, of 60,000 running jobs, each batch fenced by id and token; all but "in place, no lock"
+#  ends, of 60,000 running jobs, each batch fenced by id and token; all but the "no lock" ones
 #  first lock the batch's rows with SKIP LOCKED, as JOB_COMPLETE_MANY does, so that one row
 #  another transaction holds never stalls a batch:
 #    complete in place   Workrow's JOB_COMPLETE_MANY: updated to completed
@@ -16,7 +16,8 @@
 #    move, indexed       deleted, and inserted as completed into a history table with a primary key
 #                        and a BRIN index on finished_at (finished jobs stay findable by id)
 #    move, no index      the same into a history table without indexes
-#    delete              deleted and kept nowhere (graphile-worker's end, which does not lock first)
+#    delete              deleted and kept nowhere
+#    delete, no lock     the same without the explicit row lock, as graphile-worker ends a job
 #
 #   [ROUNDS=15] [FILLFACTOR=100] queue-benchmarks/scripts/drain-statement-costs.sh
 #
@@ -30,7 +31,7 @@ jobs=60000
 batch=500
 rounds=${ROUNDS:-15}
 fillfactor=${FILLFACTOR:-100}
-ends=("complete in place" "in place, no lock" "move, indexed" "move, no index" delete)
+ends=("complete in place" "in place, no lock" "move, indexed" "move, no index" delete "delete, no lock")
 if [ $((rounds * ${#ends[@]} * batch)) -gt $jobs ]; then
     echo "ROUNDS=$rounds needs more than $jobs jobs; at most $((jobs / batch / ${#ends[@]}))" >&2
     exit 2
@@ -112,6 +113,9 @@ end_statement() {
               INSERT INTO $table ($columns) SELECT $moved_values FROM gone RETURNING id" ;;
     delete)
         echo "WITH $locked DELETE FROM workrow_job AS job USING held WHERE job.id = held.id RETURNING job.id" ;;
+    "delete, no lock")
+        echo "DELETE FROM workrow_job AS job USING $(batch_ids_and_tokens "$2")
+              WHERE job.id = done.id AND job.lease_token = done.token RETURNING job.id" ;;
     esac
 }
 
