@@ -94,29 +94,10 @@ psql_db -c "INSERT INTO workrow_job (queue, partition_bucket, payload, status, r
             FROM generate_series(1, $history) AS n"
 psql_db -c "$(pending 100000 "''")"
 psql_db -c "VACUUM ANALYZE workrow_job"
-psql_db <<'SQL'
+batch=500
+psql_db <<SQL
 SET max_parallel_workers_per_gather = 0;
 BEGIN;
-EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-WITH open AS (
-    SELECT NOT EXISTS (SELECT 1 FROM workrow_queue_pause WHERE queue = 'bench')
-           AND NOT EXISTS (SELECT 1 FROM workrow_breaker WHERE queue = 'bench' AND state <> 'closed') AS open
-), unkeyed AS (
-    SELECT id, priority, run_at FROM workrow_job
-    WHERE queue = 'bench' AND status = 'pending' AND partition_key IS NULL AND fairness_key = ''
-      AND run_at <= now() AND (SELECT open FROM open)
-    ORDER BY priority, run_at, id LIMIT 500 FOR UPDATE SKIP LOCKED
-), keyed AS (
-    SELECT id, priority, run_at FROM workrow_job
-    WHERE queue = 'bench' AND status = 'pending' AND (partition_key IS NOT NULL OR fairness_key <> '')
-      AND run_at <= now() AND (SELECT open FROM open)
-    ORDER BY priority, run_at, id LIMIT 500 FOR UPDATE SKIP LOCKED
-), due AS (
-    SELECT id FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
-    ORDER BY priority, run_at, id LIMIT 500
-)
-UPDATE workrow_job AS job SET status = 'running', claimed_by = 'w', lease_token = nextval('workrow_lease_token_seq'),
-    lease_expires_at = now() + interval '5 minutes', attempts = job.attempts + 1, started_at = now(), updated_at = now()
-FROM due WHERE job.id = due.id RETURNING job.id;
+EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) $(claim_statement "job.id");
 ROLLBACK;
 SQL
