@@ -4,8 +4,7 @@
 //   MARK cpuMs=..                its CPU time since then, whenever stdin sends the line MARK;
 //                                STATS' p50/p99 count only the jobs started after the last MARK
 //   COUNT handled=..             handlers started so far, whenever stdin sends the line COUNT
-//   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..   when stdin closes; then the process exits
-//                                (cpuMs: the process's CPU time from its first handler start on)
+//   STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=..   when stdin closes; then the process exits
 // Payloads are {n, t}: t is the enqueue time in epoch milliseconds, so a handler knows its pick-up delay.
 import { readFileSync } from 'node:fs';
 
@@ -46,9 +45,8 @@ export function handlerRecorder(mode) {
     const at = (q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : 0);
     const rss = /VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
     const heapMb = process.memoryUsage().heapUsed / 1048576;
-    const cpuMs = cpuSinceFirst();
     console.log(`STATS handled=${delays.length} p50=${at(0.5).toFixed(2)} p99=${at(0.99).toFixed(2)} `
-      + `heapMb=${heapMb.toFixed(1)} rssMb=${(Number(rss[1]) / 1024).toFixed(1)} cpuMs=${cpuMs.toFixed(0)}`);
+      + `heapMb=${heapMb.toFixed(1)} rssMb=${(Number(rss[1]) / 1024).toFixed(1)}`);
   };
   const count = () => console.log(`COUNT handled=${delays.length}`);
   return { handle, mark, count, report };

@@ -168,8 +168,8 @@ public final class CompareBenchmark {
 
     /**
      * Drains a backlog of {@code 2 × count} jobs: the first {@code count} from the workers' start
-     * (JIT compilation and all) give the cold rate, the last {@code count} the warm one, with the
-     * workers' CPU time over the warm part.
+     * (JIT compilation and all) give the cold rate, the last {@code count} the warm one; for no-op
+     * handlers also the workers' and the database's CPU time over the warm part.
      */
     private void drain(Results into, Contender contender, Handler handler, int processes, int count)
             throws InterruptedException {
@@ -177,13 +177,13 @@ public final class CompareBenchmark {
         List<WorkerProcess> workers = contender.startDrainWorkers(handler, processes);
         try {
             workers.forEach(worker -> worker.awaitReady(Duration.ofMinutes(2)));
-            awaitHandledAtLeast(workers, count, Duration.ofMinutes(10));
+            long handledAtHalf = awaitHandledAtLeast(workers, count, Duration.ofMinutes(10));
             double half = WorkerProtocol.nowMillis();
             // Workers first, then the machine, at both ends, so that both windows are alike.
             boolean cpu = handler == Handler.NO_OP;
             double workersCpuAtHalf = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() : 0;
             Optional<MachineCpu> machineAtHalf = cpu ? MachineCpu.now() : Optional.empty();
-            int polls = awaitHandledAtLeast(workers, 2L * count, Duration.ofMinutes(10));
+            long handledAtEnd = awaitHandledAtLeast(workers, 2L * count, Duration.ofMinutes(10));
             double end = WorkerProtocol.nowMillis();
             double workersCpu = cpu ? workers.stream().mapToDouble(WorkerProcess::markCpu).sum() - workersCpuAtHalf : 0;
             Optional<MachineCpu> machineAtEnd = cpu ? MachineCpu.now() : Optional.empty();
@@ -201,19 +201,20 @@ public final class CompareBenchmark {
                 heap = Math.max(heap, report.heapMb());
                 rss = Math.max(rss, report.rssMb());
             }
-            if (handled < 2L * count) {
-                throw new IllegalStateException(column + " handled " + handled + " of " + 2 * count + " jobs");
+            if (handled != 2L * count) {
+                throw new IllegalStateException(column + " ran " + handled + " handlers for " + 2 * count + " jobs");
             }
-            double cold = count / ((half - start) / 1000);
-            double warm = count / ((end - half) / 1000);
+            // The jobs counted at each end, which a batch may carry a little past the target.
+            double cold = handledAtHalf / ((half - start) / 1000);
+            double warm = (handledAtEnd - handledAtHalf) / ((end - half) / 1000);
             System.out.printf("  %s, %s: first %,d jobs in %.2f s, %,.0f jobs/s; next %,d in %.2f s, %,.0f jobs/s "
-                    + "(handler runs %,d; the workers asked %d times in the second part)%n", column, handler.argument,
-                    count, (half - start) / 1000, cold, count, (end - half) / 1000, warm, handled, polls);
+                    + "(handler runs %,d)%n", column, handler.argument, handledAtHalf, (half - start) / 1000, cold,
+                    handledAtEnd - handledAtHalf, (end - half) / 1000, warm, handled);
             into.add(handler == Handler.NO_OP ? DRAIN_NO_OP : DRAIN_SLEEP, column, warm);
             into.add(handler == Handler.NO_OP ? HEAP_NO_OP : HEAP_SLEEP, column, heap);
             into.add(handler == Handler.NO_OP ? RSS_NO_OP : RSS_SLEEP, column, rss);
             if (handler == Handler.NO_OP) {
-                double thousands = count / 1000.0;
+                double thousands = (handledAtEnd - handledAtHalf) / 1000.0;
                 into.add(DRAIN_NO_OP_COLD, column, cold);
                 into.add(CPU_NO_OP, column, workersCpu / thousands);
                 if (machineAtHalf.isPresent() && machineAtEnd.isPresent()) {
@@ -334,17 +335,16 @@ public final class CompareBenchmark {
 
     /**
      * Asks the workers how many handlers they have started until, together, at least {@code target}
-     * have; returns how many times it asked. Asking costs the database nothing, so the drain's
-     * database CPU is the drain's own; and it asks rarely, so that the workers' CPU is theirs too:
-     * each wait sleeps half the time the last rate says is left (1 to 500 ms), which puts most
-     * questions close to the target.
+     * have; returns how many had. Asking costs the database nothing, so the drain's database CPU is
+     * the drain's own; and it asks rarely, so that the workers' CPU is theirs too: each wait sleeps
+     * half the time the last rate says is left (1 to 500 ms), which puts most questions close to the
+     * target.
      */
-    private static int awaitHandledAtLeast(List<WorkerProcess> workers, long target, Duration timeout)
+    private static long awaitHandledAtLeast(List<WorkerProcess> workers, long target, Duration timeout)
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         long handled = handled(workers);
         long askedAt = System.nanoTime();
-        int asked = 1;
         double perMilli = 0;
         while (handled < target) {
             if (System.nanoTime() > deadline) {
@@ -355,17 +355,16 @@ public final class CompareBenchmark {
             long before = handled;
             handled = handled(workers);
             long at = System.nanoTime();
-            asked++;
             if (handled > before) {
                 perMilli = (handled - before) / ((at - askedAt) / 1e6);
             }
             askedAt = at;
         }
-        return asked;
+        return handled;
     }
 
     private static long handled(List<WorkerProcess> workers) {
-        return workers.stream().mapToLong(WorkerProcess::handled).sum();
+        return workers.stream().mapToLong(WorkerProcess::askHandled).sum();
     }
 
     private void printRatios(List<Contender> contenders) {

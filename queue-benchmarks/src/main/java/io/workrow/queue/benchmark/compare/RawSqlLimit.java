@@ -6,18 +6,22 @@ import io.workrow.queue.store.JobStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The limit the database sets: Workrow's own claim statement and fenced batch completion, driven
  * by {@code clients} threads with no runtime around them (no handler, no hand-off, no meters).
- * Each client claims a batch, completes it, and claims again until the queue is empty. Like the
- * runtime's result writer, it completes again the jobs a completion skipped because another
- * session held their rows for a moment (a concurrent claim's scan can), so every job ends
- * completed and the rate counts them all.
+ * Each client claims a batch, completes it, and claims again until the queue is empty. A
+ * completion skips rows another session holds for a moment (a concurrent claim's scan can); the
+ * client completes those again after a millisecond, as the runtime's result writer does after
+ * its backoff, so every job ends completed and the rate counts them all. Leases (five minutes)
+ * cannot expire here, so a row still not completed after {@value #MAX_TRIES} tries is a fault.
  */
 final class RawSqlLimit {
+
+    private static final int MAX_TRIES = 1000;
 
     private RawSqlLimit() {
     }
@@ -32,7 +36,13 @@ final class RawSqlLimit {
             List<ClaimedJob> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
             while (!claimed.isEmpty()) {
                 List<HeldJob> held = claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList();
-                while (!held.isEmpty()) {
+                for (int tries = 1; !held.isEmpty(); tries++) {
+                    if (tries > 1) {
+                        if (tries > MAX_TRIES) {
+                            throw new IllegalStateException(held.size() + " jobs could not be completed: " + held);
+                        }
+                        sleepMillisecond();
+                    }
                     Set<Long> done = store.completeMany(held);
                     completed.addAndGet(done.size());
                     held = held.stream().filter(job -> !done.contains(job.id())).toList();
@@ -41,5 +51,14 @@ final class RawSqlLimit {
             }
         });
         return completed.get() / ((System.nanoTime() - started) / 1e9);
+    }
+
+    private static void sleepMillisecond() {
+        try {
+            TimeUnit.MILLISECONDS.sleep(1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -76,11 +76,11 @@ final class WorkerProcess {
     }
 
     /**
-     * Asks how many handlers the process has started: the harness follows a drain by these
-     * answers rather than by counting rows, which would spend the database's CPU in the window
-     * it measures.
+     * Asks how many handlers the process has started, and waits for the answer: the harness
+     * follows a drain by these answers rather than by counting rows, which would spend the
+     * database's CPU in the window it measures.
      */
-    long handled() {
+    long askHandled() {
         return ask("COUNT", counts);
     }
 

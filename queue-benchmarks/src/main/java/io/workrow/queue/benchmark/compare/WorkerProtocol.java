@@ -22,9 +22,8 @@ import java.util.regex.Pattern;
  * {@code READY} once its workers run, {@code FIRST <epoch ms>} when the first handler starts,
  * {@code MARK cpuMs=..} (its CPU time since then) whenever standard input sends {@code MARK},
  * {@code COUNT handled=..} (handlers started so far) whenever it sends {@code COUNT}, and,
- * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=.. cpuMs=..}
- * before it exits ({@code cpuMs}: the process's CPU time from its first handler start until then;
- * {@code p50} and {@code p99}: pick-up delays of the jobs started after the last MARK, if any). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
+ * when standard input closes, {@code STATS handled=.. p50=.. p99=.. heapMb=.. rssMb=..} before it
+ * exits ({@code p50} and {@code p99}: pick-up delays of the jobs started after the last MARK, if any). Every payload carries its enqueue time, so the handler knows each job's pick-up delay.
  */
 public final class WorkerProtocol {
 
@@ -96,11 +95,10 @@ public final class WorkerProtocol {
         int count = handled.get();
         double[] sorted = Arrays.copyOfRange(delays, delaysFrom, Math.max(delaysFrom, Math.min(count, MAX_RECORDED)));
         Arrays.sort(sorted);
-        double cpuMillis = cpuSinceFirstMillis();
         System.gc();
         double heapMb = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1048576.0;
-        System.out.println(String.format(Locale.ROOT, "STATS handled=%d p50=%.2f p99=%.2f heapMb=%.1f rssMb=%.1f cpuMs=%.0f",
-                count, quantile(sorted, 0.50), quantile(sorted, 0.99), heapMb, peakRssMb(), cpuMillis));
+        System.out.println(String.format(Locale.ROOT, "STATS handled=%d p50=%.2f p99=%.2f heapMb=%.1f rssMb=%.1f",
+                count, quantile(sorted, 0.50), quantile(sorted, 0.99), heapMb, peakRssMb()));
         System.out.flush();
     }
 

@@ -3,11 +3,7 @@ package io.workrow.queue.benchmark.compare;
 import java.util.HashMap;
 import java.util.Map;
 
-/**
- * What a worker process reported as it stopped: jobs handled, pick-up delay, live heap and peak
- * RSS. Its line also gives {@code cpuMs}, which is not read: the harness takes the workers' CPU
- * with {@code MARK} at both ends of the window it measures.
- */
+/** What a worker process reported as it stopped: jobs handled, pick-up delay, live heap and peak RSS. */
 record WorkerReport(long handled, double p50Millis, double p99Millis, double heapMb, double rssMb) {
 
     static WorkerReport parse(String statsLine) {
