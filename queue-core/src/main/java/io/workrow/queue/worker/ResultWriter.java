@@ -46,6 +46,8 @@ final class ResultWriter {
 
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 5_000;
+    /** Retries of a locked row before the lock is worth a warning: 750 ms of waiting. */
+    private static final int LONG_LOCK_TRIES = 4;
     private static final long IDLE_POLL_MILLIS = 100;
 
     private final JobStore store;
@@ -287,9 +289,15 @@ final class ResultWriter {
         for (Pending pending : unmatched) {
             JobHolder holder = holders.get(pending.job().id());
             if (holder != null && holder.heldBy(pending.job().job().leaseToken())) {
+                // A concurrent claim's scan holds a row for a moment, routinely when several
+                // workers share a queue (a few jobs in a thousand with two JVMs draining one); only a
+                // lock held past the first retries is news to an operator.
                 if (pending.tries == 0) {
-                    log.info("{} is locked by another session; its outcome is written when the lock is released",
+                    log.debug("{} is locked by another session; its outcome is written when the lock is released",
                             pending.job());
+                } else if (pending.tries == LONG_LOCK_TRIES) {
+                    log.warn("{} is still locked by another session after {} ms; its outcome is written when the"
+                            + " lock is released", pending.job(), lockedForMillis(LONG_LOCK_TRIES));
                 }
                 defer(pending);
             } else {
@@ -314,6 +322,15 @@ final class ResultWriter {
 
     private static long retryDelay(int tries) {
         return Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(tries, 16));
+    }
+
+    /** How long a row has been waited on after {@code tries} retries. */
+    private static long lockedForMillis(int tries) {
+        long waited = 0;
+        for (int i = 0; i < tries; i++) {
+            waited += retryDelay(i);
+        }
+        return waited;
     }
 
     /** Shutdown could not wait longer: what is left stays held until its lease expires. */
