@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Workrow beside the PostgreSQL queues a user would pick instead, against one scratch database in
@@ -307,60 +308,49 @@ public final class CompareBenchmark {
     }
 
     /**
-     * Polls until the contender has at most {@code target} jobs unfinished. The polls are counts on
-     * the database the contenders use, so they are few: each sleeps half the time the last rate
-     * says is left (2 to 500 ms), which puts most of them close to the target.
+     * Polls until the contender has at most {@code target} jobs unfinished: counts on the database,
+     * so only outside the measured windows (pick-ups, and after a drain's warm part).
      */
     private static void awaitUnfinishedAtMost(Contender contender, long target, Duration timeout)
             throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long unfinished = contender.unfinished();
-        long polledAt = System.nanoTime();
-        double perMilli = 0;
-        while (unfinished > target) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(contender.name() + " still has " + unfinished + " jobs after " + timeout);
-            }
-            long sleep = perMilli <= 0 ? 50 : (long) ((unfinished - target) / perMilli / 2);
-            TimeUnit.MILLISECONDS.sleep(Math.max(2, Math.min(500, sleep)));
-            long now = unfinished;
-            unfinished = contender.unfinished();
-            long at = System.nanoTime();
-            if (now > unfinished) {
-                perMilli = (now - unfinished) / ((at - polledAt) / 1e6);
-            }
-            polledAt = at;
-        }
+        awaitNoneLeft(contender.name() + "'s unfinished jobs", () -> contender.unfinished() - target, timeout);
     }
 
     /**
      * Asks the workers how many handlers they have started until, together, at least {@code target}
-     * have; returns how many had. Asking costs the database nothing, so the drain's database CPU is
-     * the drain's own; and it asks rarely, so that the workers' CPU is theirs too: each wait sleeps
-     * half the time the last rate says is left (1 to 500 ms), which puts most questions close to the
-     * target.
+     * have; returns how many had. Asking costs the database nothing, so a drain's database CPU is
+     * the drain's own.
      */
     private static long awaitHandledAtLeast(List<WorkerProcess> workers, long target, Duration timeout)
             throws InterruptedException {
+        return target - awaitNoneLeft("the workers' handlers", () -> target - handled(workers), timeout);
+    }
+
+    /**
+     * Polls {@code left} until it is at most 0 and returns its last value. It polls rarely, so that
+     * polling costs the contenders little: each wait sleeps half the time the last rate says is
+     * left (1 to 500 ms), which puts most polls close to the end.
+     */
+    private static long awaitNoneLeft(String what, LongSupplier left, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        long handled = handled(workers);
-        long askedAt = System.nanoTime();
+        long remaining = left.getAsLong();
+        long polledAt = System.nanoTime();
         double perMilli = 0;
-        while (handled < target) {
+        while (remaining > 0) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("workers started " + handled + " of " + target + " handlers in " + timeout);
+                throw new IllegalStateException(what + ": " + remaining + " left after " + timeout);
             }
-            long sleep = perMilli <= 0 ? 20 : (long) ((target - handled) / perMilli / 2);
+            long sleep = perMilli <= 0 ? 20 : (long) (remaining / perMilli / 2);
             TimeUnit.MILLISECONDS.sleep(Math.max(1, Math.min(500, sleep)));
-            long before = handled;
-            handled = handled(workers);
+            long before = remaining;
+            remaining = left.getAsLong();
             long at = System.nanoTime();
-            if (handled > before) {
-                perMilli = (handled - before) / ((at - askedAt) / 1e6);
+            if (remaining < before) {
+                perMilli = (before - remaining) / ((at - polledAt) / 1e6);
             }
-            askedAt = at;
+            polledAt = at;
         }
-        return handled;
+        return remaining;
     }
 
     private static long handled(List<WorkerProcess> workers) {
