@@ -147,7 +147,9 @@ public final class DrainStatementsBenchmark {
                         : () -> claimed(jdbc, claim, worker, batch);
                 List<HeldJob> held = claimBatch.get();
                 while (!held.isEmpty()) {
-                    ended.addAndGet(endAll(held, left -> end == null ? store.completeMany(left) : ended(jdbc, end, left)));
+                    ended.addAndGet(endAll(held, left -> end == null
+                            ? store.completeMany(left).stream().map(HeldJob::id).collect(java.util.stream.Collectors.toSet())
+                            : ended(jdbc, end, left)));
                     held = claimBatch.get();
                 }
                 return null;

@@ -10,7 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Deletes finished jobs once they are older than their status's retention, in small batches so
- * that no delete holds many locks or writes a burst of WAL.
+ * that no delete holds many locks or writes a burst of WAL. A pass goes on until nothing old is
+ * left, which after a long pause may take minutes: it runs on a maintenance thread of its own, and
+ * stops between batches when that thread is interrupted (the application stopping).
  */
 public final class RetentionPruner implements MaintenanceTask {
 
@@ -41,12 +43,15 @@ public final class RetentionPruner implements MaintenanceTask {
     public int runOnce() {
         int total = 0;
         for (Map.Entry<JobStatus, Duration> entry : retention.entrySet()) {
+            if (Thread.currentThread().isInterrupted()) {
+                break;
+            }
             int deleted = 0;
             int batch;
             do {
                 batch = store.pruneFinished(entry.getKey(), entry.getValue(), batchSize);
                 deleted += batch;
-            } while (batch == batchSize);
+            } while (batch == batchSize && !Thread.currentThread().isInterrupted());
             if (deleted > 0) {
                 log.info("Pruned {} {} jobs finished more than {} ago", deleted, entry.getKey().columnValue(),
                         entry.getValue());

@@ -21,6 +21,11 @@ import org.slf4j.LoggerFactory;
  * many, without spending the attempts its handler may still need. Elsewhere the expired attempt is
  * spent like a failure. The worker that lost the lease can no longer finish the job: its token no
  * longer matches.
+ *
+ * <p>A queue's rules are its own wherever the sweeper runs: those the runtimes working it declared
+ * in the database ({@code workrow_queue_rule}) come first, this node's configuration serves only
+ * queues nobody declared. A job whose holder is alive and still renewing it (its row was locked
+ * elsewhere when the renewal came) is passed over.
  */
 public final class StaleLeaseSweeper implements MaintenanceTask {
 
@@ -53,8 +58,7 @@ public final class StaleLeaseSweeper implements MaintenanceTask {
     public StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics, Map<String, QueueOptions> queues,
             QueueOptions defaults) {
         this(store, batchSize, metrics, queues.entrySet().stream()
-                .map(entry -> rule(entry.getKey(), entry.getValue().backoff(), entry.getValue().maxLeaseExpiries()))
-                .toList(), rule(null, defaults.backoff(), defaults.maxLeaseExpiries()));
+                .map(entry -> entry.getValue().recoveryRule(entry.getKey())).toList(), defaults.recoveryRule(null));
     }
 
     private StaleLeaseSweeper(JobStore store, int batchSize, QueueMetrics metrics, List<RecoveryRule> rules,

@@ -11,7 +11,7 @@ import java.util.function.Function;
 
 /**
  * {@link QueueMetrics} as Micrometer meters, all tagged {@code queue}: counters
- * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale},
+ * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale}, {@code .abandoned},
  * {@code .retired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
  * {@code outcome}; {@code workrow.breaker.transitions} tagged also {@code state} (the state
  * entered). Meters are looked up once per queue and kept.
@@ -24,6 +24,7 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     private final Map<String, Counter> failed = new ConcurrentHashMap<>();
     private final Map<String, Counter> stale = new ConcurrentHashMap<>();
     private final Map<String, Counter> retired = new ConcurrentHashMap<>();
+    private final Map<String, Counter> abandoned = new ConcurrentHashMap<>();
     private final Map<String, Timer> durations = new ConcurrentHashMap<>();
     private final Map<String, Counter> transitions = new ConcurrentHashMap<>();
 
@@ -38,6 +39,7 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
         failedCounter(queue);
         counter(stale, "workrow.jobs.stale", "Jobs whose expired lease the sweeper recovered", queue);
         counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue);
+        abandonedCounter(queue);
         for (JobOutcome outcome : JobOutcome.values()) {
             timer(queue, outcome);
         }
@@ -63,6 +65,17 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     @Override
     public void unreadable(String queue) {
         failedCounter(queue).increment();
+    }
+
+    @Override
+    public void abandoned(String queue) {
+        abandonedCounter(queue).increment();
+    }
+
+    private Counter abandonedCounter(String queue) {
+        return counter(abandoned, "workrow.jobs.abandoned",
+                "Jobs whose handler ignored the interrupt past its timeout or shutdown, and whose lease was let go",
+                queue);
     }
 
     @Override

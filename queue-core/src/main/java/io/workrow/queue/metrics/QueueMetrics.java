@@ -38,6 +38,13 @@ public interface QueueMetrics {
     default void unreadable(String queue) {
     }
 
+    /**
+     * A handler ignored the interrupt past its timeout plus its lease, or outlived shutdown: its
+     * lease was let go while it still ran.
+     */
+    default void abandoned(String queue) {
+    }
+
     /** The sweeper recovered a job of {@code queue} whose lease had expired. */
     default void staleRecovered(String queue) {
     }

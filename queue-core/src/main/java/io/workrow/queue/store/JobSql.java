@@ -38,9 +38,12 @@ final class JobSql {
     }
 
     /**
-     * Inserts many jobs in one round trip from parallel arrays. {@code ORDER BY ord} makes the
-     * identity values follow input order, which is how ids are matched back to requests without
-     * idempotency keys. A conflicting idempotency key inserts nothing and returns nothing; the
+     * Inserts many jobs in one round trip from parallel arrays. Jobs without an idempotency key
+     * come first, in input order, so their identity values follow input order, which is how ids
+     * are matched back to requests without keys; jobs with a key follow in (queue, key) order,
+     * matched back by key. That order is what keeps concurrent inserts sharing keys from
+     * deadlocking: each waits on the unique index for a key another uncommitted insert holds, and
+     * inserts that take their keys in one order wait in line instead of in a circle. A conflicting idempotency key inserts nothing and returns nothing; the
      * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from
      * this statement ({@code statement_timestamp()}), not from the start of the enqueueing
      * transaction, which may be long before. A job due later is {@code scheduled}, outside the
@@ -64,7 +67,9 @@ final class JobSql {
                                 statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
                        AS run_at
             ) AS due
-            ORDER BY input.ord
+            ORDER BY input.idempotency_key IS NOT NULL,
+                     CASE WHEN input.idempotency_key IS NOT NULL THEN input.queue END,
+                     input.idempotency_key, input.ord
             """;
 
     /** {@link #INSERT_MANY_ROWS}; workrow_job_idempotency_idx serves the conflict check. */
@@ -549,7 +554,7 @@ final class JobSql {
      */
     static final String JOB_COMPLETE_MANY = """
             WITH held AS (
-                SELECT job.id
+                SELECT job.id, done.token
                 FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
                 JOIN {job} AS job ON job.id = done.id AND job.lease_token = done.token
                 FOR UPDATE OF job SKIP LOCKED
@@ -562,7 +567,7 @@ final class JobSql {
                 lease_token = NULL
             FROM held
             WHERE job.id = held.id
-            RETURNING job.id
+            RETURNING job.id, held.token
             """;
 
     /**
@@ -588,7 +593,7 @@ final class JobSql {
      */
     static final String JOB_FAIL_MANY = """
             WITH held AS (
-                SELECT job.id, failed.error, failed.retry_delay_ms,
+                SELECT job.id, failed.token, failed.error, failed.retry_delay_ms,
                        failed.discard OR job.attempts >= job.max_attempts AS dead
                 FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::boolean[])
                      AS failed(id, token, error, retry_delay_ms, discard)
@@ -609,7 +614,7 @@ final class JobSql {
                 updated_at = clock_timestamp()
             FROM held
             WHERE job.id = held.id
-            RETURNING job.id, job.status
+            RETURNING job.id, held.token, job.status
             """;
 
     /**
@@ -626,10 +631,27 @@ final class JobSql {
     /**
      * Renews the leases of every job one runtime holds, in one statement: each row's expiry moves
      * to its own lease from the database's current time. Fenced by token; rows locked elsewhere are
-     * skipped and told apart with {@link #JOB_HOLDERS}. Served by the primary key.
+     * skipped and told apart with {@link #JOB_HOLDERS}. Served by the primary key. The same
+     * statement records the runtime as the holder of every token it renews, locked rows' included,
+     * vouched for until its shortest lease from now (workrow_lease_holder): a row another session
+     * keeps locked cannot take its renewal, and {@link #JOB_SWEEP_EXPIRED_LEASES} passes over it
+     * while its holder vouches for it, so a lock held elsewhere delays a renewal but never loses a
+     * lease. A renewal that commits late (its connection was given up on) never moves a holder's
+     * row back. Holders gone an hour are deleted here, by whoever renews next.
+     *
+     * <p>Each row renewed is returned with its token: a job this runtime lost and claimed again
+     * has two runs here for a while, and only the run whose token matched was renewed.
      */
     static final String JOB_RENEW_LEASES = """
-            WITH held AS (
+            WITH holder AS (
+                INSERT INTO {lease_holder} (worker, renewed_until, tokens)
+                VALUES (?, clock_timestamp() + ? * interval '1 millisecond', ?::bigint[])
+                ON CONFLICT (worker) DO UPDATE SET renewed_until = excluded.renewed_until, tokens = excluded.tokens
+                WHERE {lease_holder}.renewed_until < excluded.renewed_until
+            ), gone AS (
+                DELETE FROM {lease_holder}
+                WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
+            ), held AS (
                 SELECT job.id, renewal.lease_ms
                 FROM unnest(?::bigint[], ?::bigint[], ?::bigint[]) AS renewal(id, token, lease_ms)
                 JOIN {job} AS job ON job.id = renewal.id AND job.lease_token = renewal.token
@@ -639,7 +661,12 @@ final class JobSql {
             SET lease_expires_at = clock_timestamp() + held.lease_ms * interval '1 millisecond'
             FROM held
             WHERE job.id = held.id
-            RETURNING job.id
+            RETURNING job.id, job.lease_token AS token
+            """;
+
+    /** A stopping runtime vouches for no lease any more: what it still holds expires as usual. */
+    static final String LEASE_HOLDER_FORGET = """
+            DELETE FROM {lease_holder} WHERE worker = ?
             """;
 
     /** Heartbeat: moves the lease expiry forward from the database's current time, fenced. */
@@ -666,7 +693,7 @@ final class JobSql {
      */
     static final String JOB_RELEASE_MANY = """
             WITH held AS (
-                SELECT job.id, released.give_back,
+                SELECT job.id, released.token, released.give_back,
                        NOT released.give_back AND job.attempts >= job.max_attempts AS dead
                 FROM unnest(?::bigint[], ?::bigint[], ?::boolean[]) AS released(id, token, give_back)
                 JOIN {job} AS job ON job.id = released.id AND job.lease_token = released.token
@@ -685,7 +712,7 @@ final class JobSql {
                 updated_at = clock_timestamp()
             FROM held
             WHERE job.id = held.id
-            RETURNING job.id, job.status
+            RETURNING job.id, held.token, job.status
             """;
 
     /**
@@ -701,19 +728,36 @@ final class JobSql {
      * time. Served by workrow_job_lease_idx (the stable {@code statement_timestamp()} can be its
      * index condition). SKIP LOCKED lets every node run the sweeper at once without waiting on each
      * other or moving a row twice.
+     *
+     * <p>A job whose holder still vouches for its token (workrow_lease_holder, written by every
+     * renewal) is passed over: its row was locked elsewhere when the renewal came, and its holder
+     * is alive. The rules are the queue's own, as declared in workrow_queue_rule by the runtimes
+     * that work it; the arrays (this node's configuration) serve queues no runtime has declared,
+     * and the single values every other queue.
      */
     static final String JOB_SWEEP_EXPIRED_LEASES = """
             WITH expired AS (
-                SELECT id, queue, claimed_by
-                FROM {job}
-                WHERE status = 'running' AND lease_expires_at < statement_timestamp()
-                ORDER BY lease_expires_at
+                SELECT job.id, job.queue, job.claimed_by
+                FROM {job} AS job
+                WHERE job.status = 'running' AND job.lease_expires_at < statement_timestamp()
+                  AND NOT EXISTS (SELECT 1 FROM {lease_holder} AS holder
+                                  WHERE holder.worker = job.claimed_by
+                                    AND holder.renewed_until > statement_timestamp()
+                                    AND job.lease_token = ANY (holder.tokens))
+                ORDER BY job.lease_expires_at
                 LIMIT ?
-                FOR UPDATE SKIP LOCKED
+                FOR UPDATE OF job SKIP LOCKED
             ), rule AS (
+                SELECT declared.queue, declared.backoff_initial_ms AS initial_ms,
+                       declared.backoff_multiplier AS multiplier, declared.backoff_max_ms AS max_ms,
+                       declared.backoff_jitter AS jitter, declared.max_lease_expiries
+                FROM {queue_rule} AS declared
+                WHERE declared.queue IN (SELECT queue FROM expired)
+                UNION ALL
                 SELECT *
                 FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
-                     AS queue_rule(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
+                     AS configured(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
+                WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared WHERE declared.queue = configured.queue)
             ), counted AS (
                 SELECT expired.id, expired.claimed_by, job.lease_expiries + 1 AS expiries,
                        coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, job.attempts, job.max_attempts,
@@ -990,20 +1034,33 @@ final class JobSql {
             """;
 
     /**
-     * Puts dead jobs back to pending with fresh attempts, due now, and wakes their queues' pollers
-     * (the insert trigger does not see updates). The last error stays for the record.
+     * Puts one batch of dead jobs back to pending with fresh attempts, due now, and wakes their
+     * queues' pollers (the insert trigger does not see updates). The last error stays for the
+     * record. At most the last parameter's number of rows, so that retrying a group of a million
+     * is many short statements, each well inside the statement timeout; the caller repeats until a
+     * batch comes back short. Only rows unchanged since the cutoff (the database's time when the
+     * caller began) are taken, so a job retried by an earlier batch that died again meanwhile is
+     * not retried twice by one call. Rows locked elsewhere are left to the next call.
      */
     static final String JOB_RETRY_DEAD = """
-            WITH retried AS (
-                UPDATE {job}
-                SET status = 'pending', attempts = 0, lease_expiries = 0, run_at = now(), finished_at = NULL,
-                    updated_at = now()
+            WITH batch AS (
+                SELECT id
+                FROM {job}
                 WHERE status = 'dead'
                   AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
                   AND (?::text IS NULL OR queue = ?)
                   AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
                   AND (?::text IS NULL OR {error_kind} = ?)
-                RETURNING queue
+                  AND updated_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), retried AS (
+                UPDATE {job} AS job
+                SET status = 'pending', attempts = 0, lease_expiries = 0, run_at = now(), finished_at = NULL,
+                    updated_at = now()
+                FROM batch
+                WHERE job.id = batch.id
+                RETURNING job.queue
             ), woken AS (
                 SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS q
             )
@@ -1011,17 +1068,26 @@ final class JobSql {
             """;
 
     /**
-     * Cancels dead jobs of one queue (they stay, as cancelled, until retention prunes them, counted
-     * from finished_at, when they died): those in the id array when it is not null, of one kind of
-     * error when that is not null.
+     * Cancels one batch of dead jobs of one queue (they stay, as cancelled, until retention
+     * prunes them, counted from finished_at, when they died): those in the id array when it is not
+     * null, of one kind of error when that is not null. Batched as {@link #JOB_RETRY_DEAD} is.
      */
     static final String JOB_CANCEL_DEAD = """
-            UPDATE {job}
+            WITH batch AS (
+                SELECT id
+                FROM {job}
+                WHERE status = 'dead'
+                  AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND queue = ?
+                  AND (?::text IS NULL OR {error_kind} = ?)
+                  AND updated_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE {job} AS job
             SET status = 'cancelled', updated_at = now()
-            WHERE status = 'dead'
-              AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
-              AND queue = ?
-              AND (?::text IS NULL OR {error_kind} = ?)
+            FROM batch
+            WHERE job.id = batch.id
             """;
 
     /**
@@ -1044,6 +1110,11 @@ final class JobSql {
             FROM cancelled
             """;
 
+    /** The database's time: where a batched operator write takes its cutoff. */
+    static final String DATABASE_NOW = """
+            SELECT statement_timestamp()
+            """;
+
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
         return sql.replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
@@ -1056,6 +1127,8 @@ final class JobSql {
                 .replace("{fairness_key}", schema.quoted() + ".workrow_fairness_key")
                 .replace("{fairness_state}", schema.quoted() + ".workrow_fairness_state")
                 .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
+                .replace("{lease_holder}", schema.quoted() + ".workrow_lease_holder")
+                .replace("{queue_rule}", schema.quoted() + ".workrow_queue_rule")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");
     }
 }

@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -58,11 +59,17 @@ public final class JobStore {
     /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
     private static final int MAX_ORDERED_WALK = 4096;
 
+    /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
+    static final int DEAD_JOBS_BATCH = 5_000;
+
     /** How many candidates per job wanted a fair claim offers to its lock. */
     private static final int FAIR_POOL_FACTOR = 8;
 
     /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
     public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** A run a statement matched, from its {@code id} and {@code token} columns. */
+    private static final RowMapper<HeldJob> HELD_JOB = (rs, row) -> new HeldJob(rs.getLong("id"), rs.getLong("token"));
 
     /** Joins the caller's transaction: enqueue, admin, a transactional handler's completion. */
     private static final RowMapper<JobSummary> JOB_SUMMARY = (rs, row) -> new JobSummary(rs.getLong("id"),
@@ -91,6 +98,7 @@ public final class JobStore {
     private final String failMany;
     private final String holders;
     private final String renewLeases;
+    private final String leaseHolderForget;
     private final String extendLease;
     private final String saveStep;
     private final String releaseMany;
@@ -112,10 +120,12 @@ public final class JobStore {
     private final String retryDead;
     private final String cancel;
     private final String cancelDead;
+    private final String databaseNow;
     private final BreakerStore breakers;
     private final FairnessStore fairness;
     private final WorkerStore workers;
     private final RecurringStore recurring;
+    private final QueueRuleStore queueRules;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
@@ -146,6 +156,7 @@ public final class JobStore {
         this.failMany = JobSql.render(JobSql.JOB_FAIL_MANY, schema);
         this.holders = JobSql.render(JobSql.JOB_HOLDERS, schema);
         this.renewLeases = JobSql.render(JobSql.JOB_RENEW_LEASES, schema);
+        this.leaseHolderForget = JobSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
         this.extendLease = JobSql.render(JobSql.JOB_EXTEND_LEASE, schema);
         this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
         this.releaseMany = JobSql.render(JobSql.JOB_RELEASE_MANY, schema);
@@ -167,10 +178,12 @@ public final class JobStore {
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
         this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
+        this.databaseNow = JobSql.render(JobSql.DATABASE_NOW, schema);
         this.breakers = new BreakerStore(timed, schema);
         this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
         this.recurring = new RecurringStore(timed, schema);
+        this.queueRules = new QueueRuleStore(timed, schema);
     }
 
     /** The schema this store's statements address. */
@@ -214,6 +227,11 @@ public final class JobStore {
     /** The recurring job statements, on this store's connections. */
     public RecurringStore recurring() {
         return recurring;
+    }
+
+    /** The queue rule statements (what the sweeper applies to each queue), on this store's connections. */
+    public QueueRuleStore queueRules() {
+        return queueRules;
     }
 
     /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
@@ -406,17 +424,17 @@ public final class JobStore {
     }
 
     /**
-     * Completes jobs in one statement; returns the ids completed. An id not returned lost its lease
-     * or was locked by another session: {@link #holders} tells which.
+     * Completes jobs in one statement; returns the runs (id and token) completed. One not returned
+     * lost its lease or was locked by another session: {@link #holders} tells which.
      */
-    public Set<Long> completeMany(Collection<HeldJob> jobs) {
+    public Set<HeldJob> completeMany(Collection<HeldJob> jobs) {
         if (jobs.isEmpty()) {
             return Set.of();
         }
         List<HeldJob> list = List.copyOf(jobs);
         return new HashSet<>(timed.query(arrays(completeMany,
                 column(list, "int8", HeldJob::id),
-                column(list, "int8", HeldJob::leaseToken)), (rs, row) -> rs.getLong(1)));
+                column(list, "int8", HeldJob::leaseToken)), HELD_JOB));
     }
 
     /**
@@ -428,10 +446,11 @@ public final class JobStore {
     }
 
     /**
-     * Records failed attempts in one statement; returns each recorded id with its new status
-     * ({@code PENDING} to retry, or {@code DEAD}). An id not returned lost its lease or was locked.
+     * Records failed attempts in one statement; returns each recorded run (id and token) with its
+     * new status ({@code SCHEDULED} or {@code PENDING} to retry, or {@code DEAD}). One not returned
+     * lost its lease or was locked.
      */
-    public Map<Long, JobStatus> failMany(Collection<JobFailure> failures) {
+    public Map<HeldJob, JobStatus> failMany(Collection<JobFailure> failures) {
         if (failures.isEmpty()) {
             return Map.of();
         }
@@ -459,16 +478,34 @@ public final class JobStore {
         return found;
     }
 
-    /** Renews the leases of held jobs in one statement; returns the ids renewed. */
-    public Set<Long> renewLeases(Collection<LeaseRenewal> renewals) {
+    /**
+     * Renews the leases of held jobs in one statement, and records {@code worker} as the holder of
+     * all their tokens until the shortest of their leases from now; returns the ids renewed.
+     */
+    public Set<HeldJob> renewLeases(String worker, Collection<LeaseRenewal> renewals) {
         if (renewals.isEmpty()) {
             return Set.of();
         }
         List<LeaseRenewal> list = List.copyOf(renewals);
-        return new HashSet<>(timed.query(arrays(renewLeases,
-                column(list, "int8", LeaseRenewal::id),
-                column(list, "int8", LeaseRenewal::leaseToken),
-                column(list, "int8", renewal -> renewal.lease().toMillis())), (rs, row) -> rs.getLong(1)));
+        long vouchMillis = list.stream().mapToLong(renewal -> renewal.lease().toMillis()).min().orElseThrow();
+        Long[] tokens = list.stream().map(LeaseRenewal::leaseToken).toArray(Long[]::new);
+        return new HashSet<>(timed.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(renewLeases);
+            statement.setString(1, worker);
+            statement.setLong(2, vouchMillis);
+            statement.setArray(3, connection.createArrayOf("int8", tokens));
+            statement.setString(4, worker);
+            statement.setArray(5, connection.createArrayOf("int8", list.stream().map(LeaseRenewal::id).toArray()));
+            statement.setArray(6, connection.createArrayOf("int8", tokens));
+            statement.setArray(7, connection.createArrayOf("int8",
+                    list.stream().map(renewal -> renewal.lease().toMillis()).toArray()));
+            return statement;
+        }, HELD_JOB));
+    }
+
+    /** {@code worker} vouches for no lease any more (it is stopping). */
+    public void forgetLeaseHolder(String worker) {
+        timed.update(leaseHolderForget, worker);
     }
 
     /** Sets the lease to expire {@code lease} from now; false when the lease was lost. */
@@ -482,7 +519,7 @@ public final class JobStore {
     }
 
     /** Returns held jobs to pending (or dead) with no owner; returns each released id with its new status. */
-    public Map<Long, JobStatus> releaseMany(Collection<JobRelease> releases) {
+    public Map<HeldJob, JobStatus> releaseMany(Collection<JobRelease> releases) {
         if (releases.isEmpty()) {
             return Map.of();
         }
@@ -642,8 +679,9 @@ public final class JobStore {
      * ({@link DeadErrorGroup#error()}) when not null. Returns how many moved.
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
-        return timed.query(deadJobs(retryDead, ids, queue, queue, errorText, errorText, errorKind, errorKind),
-                (rs, row) -> rs.getInt("retried")).get(0);
+        Timestamp cutoff = databaseNow();
+        return inBatches(limit -> timed.query(deadJobs(retryDead, ids, cutoff, limit, queue, queue, errorText,
+                errorText, errorKind, errorKind), (rs, row) -> rs.getInt("retried")).get(0));
     }
 
     /**
@@ -659,14 +697,36 @@ public final class JobStore {
      * {@code errorKind} when not null. Returns how many.
      */
     public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
-        return timed.update(deadJobs(cancelDead, ids, queue, errorKind, errorKind));
+        Timestamp cutoff = databaseNow();
+        return inBatches(limit -> timed.update(deadJobs(cancelDead, ids, cutoff, limit, queue, errorKind, errorKind)));
     }
 
     /**
-     * A statement on dead jobs whose first two parameters are the id array (null for any id) and
-     * whose others are text, in order.
+     * Runs a batched statement on dead jobs until a batch comes back short: a group of a million
+     * is many statements of {@link #DEAD_JOBS_BATCH}, each well inside the statement timeout and
+     * committed on its own (unless the caller's transaction spans them).
      */
-    private static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, String... texts) {
+    private static int inBatches(java.util.function.IntUnaryOperator batch) {
+        int total = 0;
+        int moved;
+        do {
+            moved = batch.applyAsInt(DEAD_JOBS_BATCH);
+            total += moved;
+        } while (moved == DEAD_JOBS_BATCH);
+        return total;
+    }
+
+    /** The database's time now, for a cutoff that later statements compare with. */
+    private Timestamp databaseNow() {
+        return timed.queryForObject(databaseNow, Timestamp.class);
+    }
+
+    /**
+     * A statement on dead jobs whose first two parameters are the id array (null for any id),
+     * whose others are text, in order, and whose last two are the cutoff and the batch's limit.
+     */
+    private static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, Timestamp cutoff, int limit,
+            String... texts) {
         Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
         return connection -> {
             PreparedStatement statement = connection.prepareStatement(sql);
@@ -676,13 +736,15 @@ public final class JobStore {
             for (int i = 0; i < texts.length; i++) {
                 statement.setString(i + 3, texts[i]);
             }
+            statement.setTimestamp(texts.length + 3, cutoff);
+            statement.setInt(texts.length + 4, limit);
             return statement;
         };
     }
 
-    private static Map<Long, JobStatus> statuses(List<IdStatus> rows) {
-        Map<Long, JobStatus> statuses = new HashMap<>();
-        rows.forEach(row -> statuses.put(row.id(), row.status()));
+    private static Map<HeldJob, JobStatus> statuses(List<IdStatus> rows) {
+        Map<HeldJob, JobStatus> statuses = new HashMap<>();
+        rows.forEach(row -> statuses.put(row.run(), row.status()));
         return statuses;
     }
 
@@ -723,9 +785,9 @@ public final class JobStore {
     private record QueueKey(String queue, String idempotencyKey) {
     }
 
-    private record IdStatus(long id, JobStatus status) {
+    private record IdStatus(HeldJob run, JobStatus status) {
         static final RowMapper<IdStatus> MAPPER = (rs, row) ->
-                new IdStatus(rs.getLong("id"), JobStatus.fromColumn(rs.getString("status")));
+                new IdStatus(HELD_JOB.mapRow(rs, row), JobStatus.fromColumn(rs.getString("status")));
     }
 
     private record IdRow(long id, String queue, String idempotencyKey) {

@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
 /**
  * How many connections a runtime may hold at once, and a start-up warning when the pool is
  * smaller: the listener, the result writer and the lease keeper hold one each for good
- * ({@link ReservedConnection}); each poller, the scheduled job promoter, maintenance, (with
+ * ({@link ReservedConnection}), and so do the handlers' own writes (extendLease, saveStep) from
+ * the first; each poller, the scheduled job promoter, each maintenance task, (with
  * ordered queues) the worker registry and (with recurring jobs) their scheduler borrow one per
  * statement; every transactional handler holds
  * one while it runs. A pool below that makes handlers and claims queue for connections.
@@ -16,6 +17,12 @@ import org.slf4j.LoggerFactory;
 final class ConnectionBudget {
 
     private static final Logger log = LoggerFactory.getLogger(ConnectionBudget.class);
+
+    /**
+     * The starter's maintenance tasks (sweeper, retirer, retention and fairness pruners), each on
+     * a thread of its own and so up to one statement each at once.
+     */
+    static final int MAINTENANCE_TASKS = 4;
 
     private final DataSource dataSource;
     private final boolean listening;
@@ -35,23 +42,24 @@ final class ConnectionBudget {
     }
 
     /**
-     * Connections this runtime may hold at once: listener, pollers, writer, keeper, promoter,
-     * maintenance, worker registry, transactional handlers.
+     * Connections this runtime may hold at once: listener, pollers, writer, keeper, handlers' own
+     * writes, promoter, maintenance tasks, worker registry, transactional handlers.
      */
     int needed() {
-        return (listening ? 1 : 0) + pollers + 4 + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
+        return (listening ? 1 : 0) + pollers + 4 + MAINTENANCE_TASKS + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
     }
 
     void warnIfShort() {
         Integer poolSize = maximumPoolSize(dataSource);
         if (poolSize != null && poolSize < needed()) {
             log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
-                    + " pollers {}, result writer 1, lease keeper 1, scheduler 1, maintenance 1, worker registry {},"
+                    + " pollers {}, result writer 1, lease keeper 1, handlers' own writes 1, scheduler 1, maintenance {},"
+                    + " worker registry {},"
                     + " recurring jobs {}, transactional handlers {}),"
                     + " besides what the application itself uses. Raise the pool's maximum size (for Hikari,"
                     + " spring.datasource.hikari.maximum-pool-size) or lower the concurrency of transactional"
-                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, registry ? 1 : 0, recurring ? 1 : 0,
-                    transactionalHandlers);
+                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, MAINTENANCE_TASKS, registry ? 1 : 0,
+                    recurring ? 1 : 0, transactionalHandlers);
         }
     }
 

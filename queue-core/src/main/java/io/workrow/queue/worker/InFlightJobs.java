@@ -4,36 +4,47 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The jobs a runtime holds from claim until their outcome is recorded. The poller adds; only the
- * {@link ResultWriter} removes, once it has recorded an outcome, so an entry here is a lease this
- * runtime still owes an answer for: the {@link LeaseKeeper} renews exactly these.
+ * The runs this runtime holds from claim until their outcome is recorded. The poller adds; only
+ * the {@link ResultWriter} removes, once it has recorded an outcome, so an entry here is a lease
+ * this runtime still owes an answer for: the {@link LeaseKeeper} renews exactly these.
+ *
+ * <p>An entry belongs to one run, keyed by its lease token (every claim draws a new one), not by
+ * the job's id: a job whose lease this node lost may be claimed again here while its old run's
+ * handler still runs, and the old run's end must not remove the new run's entry, whose lease would
+ * then go unrenewed.
  */
 final class InFlightJobs {
 
-    private final ConcurrentHashMap<Long, RunningJob> held = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, RunningJob> runs = new ConcurrentHashMap<>();
 
-    void add(RunningJob job) {
-        held.put(job.id(), job);
+    void add(RunningJob run) {
+        runs.put(run.job().leaseToken(), run);
     }
 
-    void remove(long id) {
-        held.remove(id);
+    /** Ends {@code run}'s entry, and only its: a later run of the same job keeps its own. */
+    void remove(RunningJob run) {
+        runs.remove(run.job().leaseToken(), run);
     }
 
-    /** The entry for job {@code id}, or {@code null} when this runtime does not hold it. */
-    RunningJob get(long id) {
-        return held.get(id);
+    /** Whether {@code run} still waits for its outcome to be recorded. */
+    boolean holds(RunningJob run) {
+        return runs.get(run.job().leaseToken()) == run;
+    }
+
+    /** The runs of job {@code id} held here: usually none or one, two while a lost run winds down. */
+    List<RunningJob> runsOf(long id) {
+        return runs.values().stream().filter(run -> run.id() == id).toList();
     }
 
     int size() {
-        return held.size();
+        return runs.size();
     }
 
     boolean isEmpty() {
-        return held.isEmpty();
+        return runs.isEmpty();
     }
 
     List<RunningJob> snapshot() {
-        return List.copyOf(held.values());
+        return List.copyOf(runs.values());
     }
 }

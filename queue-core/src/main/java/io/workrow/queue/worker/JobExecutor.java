@@ -33,15 +33,17 @@ final class JobExecutor {
     private final LeaseKeeper keeper;
     private final ErrorDescriber errors;
     private final JobObserver observer;
+    private final InFlightJobs inFlight;
 
     JobExecutor(JobStore store, PayloadCodec codec, ResultWriter writer, LeaseKeeper keeper, ErrorDescriber errors,
-            JobObserver observer) {
+            JobObserver observer, InFlightJobs inFlight) {
         this.store = store;
+        this.inFlight = inFlight;
         this.codec = codec;
         this.writer = writer;
         this.keeper = keeper;
-        this.errors = errors;
-        this.observer = observer;
+        this.errors = UserCode.guarded(errors);
+        this.observer = UserCode.guarded(observer);
     }
 
     /**
@@ -53,9 +55,10 @@ final class JobExecutor {
         MDC.put("job", Long.toString(job.id()));
         MDC.put("queue", job.queue());
         MDC.put("attempt", job.attempt() + "/" + job.maxAttempts());
+        // Guarded: neither the observer nor the describer can keep a run from its outcome.
         JobObserver.Run observed = observer.start(job);
         try {
-            JobResult result = execute(running);
+            JobResult result = decide(running);
             if (result.cause() != null) {
                 observed.error(result.cause());
             }
@@ -65,14 +68,36 @@ final class JobExecutor {
                 observed.outcome(recorded != null ? recorded.outcome() : JobOutcome.UNRECORDED);
                 observed.close();
             });
-        } catch (RuntimeException | Error e) {
-            observed.leave();
-            observed.close();
-            throw e;
+        } catch (Throwable e) {
+            // The last resort: no outcome can reach the writer (a bug of ours). The run leaves the
+            // in-flight set, so its lease is no longer renewed and the sweeper hands the job on.
+            inFlight.remove(running);
+            log.error("{} could not hand its result to the writer ({}); it runs again after its lease expires",
+                    running, UserCode.text(e));
+            return CompletableFuture.failedFuture(e);
         } finally {
             MDC.remove("job");
             MDC.remove("queue");
             MDC.remove("attempt");
+        }
+    }
+
+    /**
+     * What to record for the run: {@link #execute}'s verdict, or a failed attempt when something
+     * outside the handler threw (a bug of ours, an {@code Error} while classifying): the job must
+     * reach the writer, which alone ends its in-flight entry.
+     */
+    private JobResult decide(RunningJob running) {
+        try {
+            return execute(running);
+        } catch (Throwable e) {
+            if (running.handlerRunning()) {
+                running.detach();
+            }
+            running.markFinishing();
+            log.error("{} could not be run or classified ({}); recording a failed attempt", running, UserCode.text(e));
+            return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(e), retryDelay(running),
+                    running.runningFor(), e);
         }
     }
 
@@ -101,7 +126,15 @@ final class JobExecutor {
         try {
             payload = codec.decode(running.job().payloadJson(), registration.payloadType());
         } catch (PayloadDecodingException e) {
+            running.markFinishing();
             return JobResult.failed(running, JobResult.Kind.UNREADABLE, errors.describe(e), Duration.ZERO,
+                    Duration.ZERO, e);
+        } catch (Throwable e) {
+            // Not a verdict on the payload (a codec bug, a stack overflow, out of memory): a failed
+            // attempt, retried after the backoff, dead when the attempts are spent.
+            running.markFinishing();
+            log.warn("{} payload codec failed: {}", running, UserCode.text(e));
+            return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(e), retryDelay(running),
                     Duration.ZERO, e);
         }
         JobRunContext context = new JobRunContext(running, keeper);
@@ -131,7 +164,7 @@ final class JobExecutor {
             return JobResult.of(running, JobResult.Kind.ABANDON, handlerTime);
         }
         if (stop == RunningJob.Stop.SHUTDOWN) {
-            log.info("{} interrupted by shutdown: {}", running, error.toString());
+            log.info("{} interrupted by shutdown: {}", running, UserCode.text(error));
             return JobResult.of(running, JobResult.Kind.RELEASE, handlerTime);
         }
         if (error instanceof DiscardJobException) {
@@ -141,14 +174,17 @@ final class JobExecutor {
         Throwable recorded = error;
         if (stop == RunningJob.Stop.TIMED_OUT) {
             recorded = new TimeoutException("handler ran longer than the queue's timeout of "
-                    + running.registration().options().timeout() + " and was interrupted (" + error + ")");
+                    + running.registration().options().timeout() + " and was interrupted (" + UserCode.text(error) + ")");
         }
         if (error instanceof VirtualMachineError) {
-            log.error("{} handler failed with {}", running, error.toString());
+            log.error("{} handler failed with {}", running, UserCode.text(error));
         }
-        Duration delay = running.registration().options().backoff().delayAfter(running.job().attempt());
-        return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(recorded), delay, handlerTime,
-                recorded);
+        return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(recorded), retryDelay(running),
+                handlerTime, recorded);
+    }
+
+    private static Duration retryDelay(RunningJob running) {
+        return running.registration().options().backoff().delayAfter(running.job().attempt());
     }
 
     /** The fenced completion inside a transactional handler's transaction; throwing rolls it all back. */

@@ -66,7 +66,8 @@ final class JobRunContext implements JobContext {
     public void extendLease(Duration lease) {
         Settings.requirePositive("lease", lease);
         failIfLost("extend its lease");
-        if (!keeper.call(store -> store.extendLease(running.held(), lease))) {
+        if (!Boolean.TRUE.equals(keeper.call(store -> running.unlessAbandoned(
+                () -> store.extendLease(running.held(), lease))))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("extend its lease");
         }
@@ -81,7 +82,8 @@ final class JobRunContext implements JobContext {
     @Override
     public void saveStep(String step) {
         failIfLost("save step '" + step + "'");
-        if (!keeper.call(store -> store.saveStep(running.held(), step))) {
+        if (!Boolean.TRUE.equals(keeper.call(store -> running.unlessAbandoned(
+                () -> store.saveStep(running.held(), step))))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("save step '" + step + "'");
         }
@@ -90,7 +92,7 @@ final class JobRunContext implements JobContext {
 
     @Override
     public boolean isLeaseLost() {
-        return running.lost();
+        return running.lost() || running.leaseAbandoned();
     }
 
     @Override
@@ -99,7 +101,7 @@ final class JobRunContext implements JobContext {
     }
 
     private void failIfLost(String action) {
-        if (running.lost()) {
+        if (running.lost() || running.leaseAbandoned()) {
             throw lost(action);
         }
     }

@@ -1,6 +1,8 @@
 package io.workrow.queue.worker;
 
 import io.workrow.queue.JobStatus;
+import io.workrow.queue.metrics.QueueMetrics;
+import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobHolder;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.LeaseRenewal;
@@ -19,13 +21,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps this runtime's leases: every {@code renewEvery} (a third of the shortest lease) one fenced
- * statement renews the lease of every job the runtime holds, so a handler may run as long as it
+ * statement renews the lease of every run the runtime holds, so a handler may run as long as it
  * needs while a crashed or frozen JVM (which renews nothing) still loses its jobs within one
  * lease. A renewal that no longer matches a job means it was lost (the sweeper gave it to another
  * worker) or cancelled: the handler is told through its {@code JobContext} and interrupted, and
- * its result is not written. The same thread enforces each queue's handler {@code timeout} and
- * runs the handler's own lease and step writes, so they always run on a connection of their own,
- * never inside the handler's transaction.
+ * its result is not written. A row another session keeps locked takes no renewal, but the same
+ * statement records this runtime as the holder of its token, and the sweeper passes over a job
+ * its holder still vouches for: a lock held elsewhere delays a renewal, never loses a lease.
+ *
+ * <p>Three threads, so that nothing slow stands in a renewal's way: renewals on a connection of
+ * their own whose network timeout is a renewal interval (a half-open socket costs one renewal, not
+ * the lease); each queue's handler {@code timeout}, checked in memory; and the handler's own lease
+ * and step writes, on another connection of their own, never inside the handler's transaction,
+ * and free to wait on a row lock. A handler that ignores the interrupt one lease past its timeout
+ * is let go: its lease is no longer renewed, so it expires and the sweeper hands the job on.
  */
 final class LeaseKeeper {
 
@@ -35,15 +44,26 @@ final class LeaseKeeper {
     private static final long TIMEOUT_CHECK_MILLIS = 100;
 
     private final JobStore store;
+    private final JobStore handlerWrites;
     private final InFlightJobs inFlight;
+    private final String workerId;
+    private final QueueMetrics metrics;
     private final Duration renewEvery;
-    private final ScheduledExecutorService thread = BackgroundThread.named("workrow-lease-keeper");
-    /** Jobs whose leases are no longer renewed: their handlers outlived shutdown. */
-    private final Set<Long> abandoned = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService renewals = BackgroundThread.named("workrow-lease-keeper");
+    private final ScheduledExecutorService timeouts = BackgroundThread.named("workrow-handler-timeouts");
+    private final ScheduledExecutorService writes = BackgroundThread.named("workrow-handler-writes");
 
-    LeaseKeeper(JobStore store, InFlightJobs inFlight, Duration renewEvery) {
+    /**
+     * @param store the renewals' statements, on a connection of their own
+     * @param handlerWrites the handlers' {@code extendLease} and {@code saveStep}, on another
+     */
+    LeaseKeeper(JobStore store, JobStore handlerWrites, InFlightJobs inFlight, String workerId, QueueMetrics metrics,
+            Duration renewEvery) {
         this.store = store;
+        this.handlerWrites = handlerWrites;
         this.inFlight = inFlight;
+        this.workerId = workerId;
+        this.metrics = metrics;
         this.renewEvery = renewEvery;
     }
 
@@ -53,36 +73,50 @@ final class LeaseKeeper {
     }
 
     void start() {
-        thread.scheduleWithFixedDelay(this::renewSafely, renewEvery.toMillis(), renewEvery.toMillis(),
+        renewals.scheduleWithFixedDelay(this::renewSafely, renewEvery.toMillis(), renewEvery.toMillis(),
                 TimeUnit.MILLISECONDS);
-        thread.scheduleWithFixedDelay(this::enforceTimeouts, TIMEOUT_CHECK_MILLIS, TIMEOUT_CHECK_MILLIS,
+        timeouts.scheduleWithFixedDelay(this::enforceTimeouts, TIMEOUT_CHECK_MILLIS, TIMEOUT_CHECK_MILLIS,
                 TimeUnit.MILLISECONDS);
     }
 
     void stop() {
-        BackgroundThread.stop(thread);
+        BackgroundThread.stop(timeouts);
+        BackgroundThread.stop(writes);
+        BackgroundThread.stop(renewals);
+        try {
+            store.forgetLeaseHolder(workerId);
+        } catch (RuntimeException e) {
+            log.debug("Could not withdraw this worker's lease holder entry; it lapses with its leases: {}",
+                    e.toString());
+        }
     }
 
-    /** Stops renewing these jobs' leases, so they expire and the sweeper hands the jobs on. */
-    void abandon(List<RunningJob> jobs) {
-        jobs.forEach(job -> abandoned.add(job.id()));
+    /** Stops renewing these runs' leases, so they expire and the sweeper hands the jobs on. */
+    void abandon(List<RunningJob> runs) {
+        runs.forEach(run -> {
+            if (run.abandonLease()) {
+                metrics.abandoned(run.job().queue());
+            }
+        });
     }
 
     /** An operator cancelled job {@code id}: if this runtime runs it, interrupt its handler now. */
     void cancelled(long id) {
-        RunningJob job = inFlight.get(id);
-        if (job != null && job.requestStop(RunningJob.Stop.CANCELLED)) {
-            log.info("{} was cancelled; interrupting its handler", job);
+        for (RunningJob run : inFlight.runsOf(id)) {
+            if (run.requestStop(RunningJob.Stop.CANCELLED)) {
+                log.info("{} was cancelled; interrupting its handler", run);
+            }
         }
     }
 
     /**
-     * Runs a handler's own write ({@code extendLease}, {@code saveStep}) on the keeper's thread and
-     * connection and waits for it: it commits on its own, whatever transaction the handler's thread
-     * has open, and waits for no connection when the application's pool is exhausted.
+     * Runs a handler's own write ({@code extendLease}, {@code saveStep}) on the handler-writes
+     * thread and connection and waits for it: it commits on its own, whatever transaction the
+     * handler's thread has open, waits for no connection when the application's pool is
+     * exhausted, and may wait on a row lock without holding up any renewal.
      */
     <T> T call(Function<JobStore, T> write) {
-        Future<T> result = thread.submit(() -> write.apply(store));
+        Future<T> result = writes.submit(() -> write.apply(handlerWrites));
         boolean interrupted = false;
         try {
             while (true) {
@@ -108,7 +142,7 @@ final class LeaseKeeper {
     void renew() {
         List<RunningJob> held = new ArrayList<>();
         for (RunningJob job : inFlight.snapshot()) {
-            if (!job.lost() && !abandoned.contains(job.id())) {
+            if (!job.lost() && !job.leaseAbandoned()) {
                 held.add(job);
             }
         }
@@ -116,14 +150,15 @@ final class LeaseKeeper {
             return;
         }
         long sentNanos = System.nanoTime();
-        Set<Long> renewed = store.renewLeases(held.stream()
+        Set<HeldJob> renewed = store.renewLeases(workerId, held.stream()
                 .map(job -> new LeaseRenewal(job.id(), job.job().leaseToken(), job.lease())).toList());
+        // Matched by run: an old run of a job claimed here again shares its id, not its token.
         for (RunningJob job : held) {
-            if (renewed.contains(job.id())) {
+            if (renewed.contains(job.held())) {
                 job.leaseConfirmed(sentNanos);
             }
         }
-        List<RunningJob> missing = held.stream().filter(job -> !renewed.contains(job.id())).toList();
+        List<RunningJob> missing = held.stream().filter(job -> !renewed.contains(job.held())).toList();
         if (missing.isEmpty()) {
             return;
         }
@@ -133,7 +168,7 @@ final class LeaseKeeper {
             if (holder != null && holder.heldBy(job.job().leaseToken())) {
                 continue; // locked by another session for now; renewed next time
             }
-            if (job.finishing() || inFlight.get(job.id()) == null) {
+            if (job.finishing() || !inFlight.holds(job)) {
                 continue; // its handler is done: the result writer tells a lost lease from a written result
             }
             boolean cancelled = holder != null && holder.status() == JobStatus.CANCELLED;
@@ -154,12 +189,26 @@ final class LeaseKeeper {
         }
     }
 
-    private void enforceTimeouts() {
+    /**
+     * Interrupts handlers past their queue's timeout, and lets go of those still running one lease
+     * after it: a handler that ignores the interrupt must not hold its job for as long as it runs.
+     */
+    void enforceTimeouts() {
         for (RunningJob job : inFlight.snapshot()) {
             Duration timeout = job.registration().options().timeout();
-            if (timeout != null && job.handlerRunning() && job.runningFor().compareTo(timeout) > 0
-                    && job.requestStop(RunningJob.Stop.TIMED_OUT)) {
+            if (timeout == null || !job.handlerRunning()) {
+                continue;
+            }
+            Duration ran = job.runningFor();
+            if (ran.compareTo(timeout) > 0 && job.requestStop(RunningJob.Stop.TIMED_OUT)) {
                 log.warn("{} ran past its timeout of {}; interrupting its handler", job, timeout);
+            }
+            Duration letGoAfter = timeout.plus(job.registration().options().lease());
+            if (ran.compareTo(letGoAfter) > 0 && job.tryAbandonLease()) {
+                metrics.abandoned(job.job().queue());
+                log.error("{} handler still runs {} after its timeout of {}, ignoring the interrupt; its lease is"
+                        + " no longer renewed and expires within {}, then the sweeper hands the job on while this"
+                        + " handler may still run", job, ran.minus(timeout), timeout, job.lease());
             }
         }
     }

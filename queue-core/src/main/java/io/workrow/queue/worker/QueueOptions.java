@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.store.RecoveryRule;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -159,5 +160,11 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     public QueueOptions withPrefetch(int prefetch) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
                 fairness, prefetch);
+    }
+
+    /** How the sweeper recovers {@code queue}'s jobs under these options: its backoff and max-lease-expiries. */
+    public RecoveryRule recoveryRule(String queue) {
+        return new RecoveryRule(queue, backoff.initial().toMillis(), backoff.multiplier(), backoff.max().toMillis(),
+                backoff.jitter(), maxLeaseExpiries);
     }
 }

@@ -233,9 +233,9 @@ final class ResultWriter {
         List<Pending> unmatched = new ArrayList<>();
         if (!completions.isEmpty()) {
             try {
-                Set<Long> completed = store.completeMany(completions.stream().map(p -> p.job().held()).toList());
+                Set<HeldJob> completed = store.completeMany(completions.stream().map(p -> p.job().held()).toList());
                 for (Pending pending : completions) {
-                    if (completed.contains(pending.job().id())) {
+                    if (completed.contains(pending.job().held())) {
                         finish(pending, JobOutcome.SUCCESS, JobStatus.COMPLETED);
                     } else {
                         unmatched.add(pending);
@@ -247,7 +247,7 @@ final class ResultWriter {
         }
         if (!failures.isEmpty()) {
             try {
-                Map<Long, JobStatus> recorded = store.failMany(failures.stream().map(ResultWriter::failure).toList());
+                Map<HeldJob, JobStatus> recorded = store.failMany(failures.stream().map(ResultWriter::failure).toList());
                 matchStatuses(failures, recorded, unmatched);
             } catch (RuntimeException e) {
                 retryLater(failures, "record the failure of", e);
@@ -255,7 +255,7 @@ final class ResultWriter {
         }
         if (!releases.isEmpty()) {
             try {
-                Map<Long, JobStatus> released = store.releaseMany(releases.stream().map(ResultWriter::release).toList());
+                Map<HeldJob, JobStatus> released = store.releaseMany(releases.stream().map(ResultWriter::release).toList());
                 matchStatuses(releases, released, unmatched);
             } catch (RuntimeException e) {
                 retryLater(releases, "release", e);
@@ -266,9 +266,10 @@ final class ResultWriter {
         }
     }
 
-    private void matchStatuses(List<Pending> written, Map<Long, JobStatus> statuses, List<Pending> unmatched) {
+    /** Matched by run: two results of one job (an old run and its re-claim) share an id, not a token. */
+    private void matchStatuses(List<Pending> written, Map<HeldJob, JobStatus> statuses, List<Pending> unmatched) {
         for (Pending pending : written) {
-            JobStatus status = statuses.get(pending.job().id());
+            JobStatus status = statuses.get(pending.job().held());
             if (status == null) {
                 unmatched.add(pending);
             } else {
@@ -355,20 +356,28 @@ final class ResultWriter {
     private void finish(Pending pending, JobOutcome outcome, JobStatus status) {
         JobResult result = pending.result;
         ClaimedJob job = result.job().job();
-        inFlight.remove(job.id());
-        if (result.kind() == JobResult.Kind.UNREADABLE && outcome == JobOutcome.DISCARDED) {
-            metrics.unreadable(job.queue());
-        } else {
-            metrics.handled(job.queue(), outcome, result.handlerTime());
+        try {
+            inFlight.remove(result.job());
+            if (result.kind() == JobResult.Kind.UNREADABLE && outcome == JobOutcome.DISCARDED) {
+                metrics.unreadable(job.queue());
+            } else {
+                metrics.handled(job.queue(), outcome, result.handlerTime());
+            }
+            if (status == JobStatus.DEAD) {
+                metrics.retired(job.queue());
+            }
+            tally.ended(job.queue(), result.kind(), outcome);
+            recordedQueues.add(job.queue());
+            describe(result, outcome, status);
+        } catch (RuntimeException | Error e) {
+            // A meter, or the log line formatting a handler's exception whose getMessage throws:
+            // the outcome is written, so its room and its future are settled all the same.
+            log.warn("{} {}: reporting it failed: {}", result.job(), outcome.name().toLowerCase(java.util.Locale.ROOT),
+                    e.getClass().getName());
+        } finally {
+            room.release();
+            pending.recorded.complete(new RecordedOutcome(outcome, status, result));
         }
-        if (status == JobStatus.DEAD) {
-            metrics.retired(job.queue());
-        }
-        tally.ended(job.queue(), result.kind(), outcome);
-        recordedQueues.add(job.queue());
-        describe(result, outcome, status);
-        room.release();
-        pending.recorded.complete(new RecordedOutcome(outcome, status, result));
     }
 
     private static void describe(JobResult result, JobOutcome outcome, JobStatus status) {

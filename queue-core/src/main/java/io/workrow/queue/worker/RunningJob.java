@@ -4,6 +4,8 @@ import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * One job this runtime holds, from claim until its outcome is recorded: the job, the thread its
@@ -34,6 +36,9 @@ final class RunningJob {
     private volatile long leaseConfirmedNanos;
     private volatile long startedNanos;
     private volatile boolean finishing;
+    private volatile boolean leaseAbandoned;
+    /** Held while the handler's own lease or step write runs, so that letting the lease go waits for none. */
+    private final ReentrantLock leaseWrites = new ReentrantLock();
     private Thread thread;
 
     /** @param claimSentNanos when the claim statement that granted the lease was sent ({@link System#nanoTime()}) */
@@ -146,6 +151,57 @@ final class RunningJob {
             }
         }
         return true;
+    }
+
+    /**
+     * No renewal may keep this run's lease any more (its handler ignored the interrupt past its
+     * timeout, or outlived shutdown); returns whether this call let it go.
+     */
+    boolean abandonLease() {
+        leaseWrites.lock();
+        try {
+            if (leaseAbandoned) {
+                return false;
+            }
+            leaseAbandoned = true;
+            return true;
+        } finally {
+            leaseWrites.unlock();
+        }
+    }
+
+    /**
+     * {@link #abandonLease()} unless a handler's own write is running this moment (returns false;
+     * the caller tries again later): the timeout check must not wait on a statement.
+     */
+    boolean tryAbandonLease() {
+        if (!leaseWrites.tryLock()) {
+            return false;
+        }
+        try {
+            return abandonLease();
+        } finally {
+            leaseWrites.unlock();
+        }
+    }
+
+    /** Whether the lease was let go: neither the keeper nor the handler's own writes renew it. */
+    boolean leaseAbandoned() {
+        return leaseAbandoned;
+    }
+
+    /**
+     * Runs a handler's own write of this run's lease or step, or returns {@code null} without
+     * running it when the lease was let go: a lease let go stays let go, whatever the handler
+     * still asks.
+     */
+    <T> T unlessAbandoned(Supplier<T> write) {
+        leaseWrites.lock();
+        try {
+            return leaseAbandoned ? null : write.get();
+        } finally {
+            leaseWrites.unlock();
+        }
     }
 
     /** Why the handler was asked to stop, or {@code null}. */

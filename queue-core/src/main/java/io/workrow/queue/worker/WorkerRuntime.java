@@ -12,6 +12,8 @@ import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NotifyChannel;
+import io.workrow.queue.store.QueueRuleStore;
+import io.workrow.queue.store.RecoveryRule;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
@@ -92,6 +94,8 @@ public final class WorkerRuntime implements AutoCloseable {
     private final RecurringScheduler recurring;
     private final ReservedConnection writerConnection;
     private final ReservedConnection keeperConnection;
+    /** Borrowed at a handler's first extendLease or saveStep, kept until stop. */
+    private final ReservedConnection handlerWritesConnection;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private Thread listenerThread;
     private volatile boolean stopping;
@@ -122,7 +126,18 @@ public final class WorkerRuntime implements AutoCloseable {
         int networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE,
                 store.statementTimeout().plus(RESERVED_NETWORK_GRACE).toMillis());
         this.writerConnection = new ReservedConnection(builder.dataSource, "result writer", networkTimeoutMillis);
-        this.keeperConnection = new ReservedConnection(builder.dataSource, "lease keeper", networkTimeoutMillis);
+        Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
+                .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
+        Duration renewEvery = LeaseKeeper.renewalInterval(shortestLease);
+        // A renewal that has not answered within a renewal interval is on a dead socket: the next
+        // one runs on a new connection, so a half-open connection costs one renewal, not the lease.
+        // Shorter than the statement timeout on purpose: a renewal waits on no lock (SKIP LOCKED),
+        // so one that slow is better given up than waited for, and if it commits after all, it
+        // renews leases and cannot move its holder's row back (JOB_RENEW_LEASES).
+        this.keeperConnection = new ReservedConnection(builder.dataSource, "lease keeper",
+                (int) Math.min(networkTimeoutMillis, renewEvery.toMillis()));
+        this.handlerWritesConnection = new ReservedConnection(builder.dataSource, "handlers' own writes",
+                networkTimeoutMillis);
         this.writer = new ResultWriter(store.on(writerConnection), inFlight, builder.metrics, breakers, queue -> {
             if (orderedQueues.contains(queue)) {
                 wake(queue);
@@ -131,14 +146,13 @@ public final class WorkerRuntime implements AutoCloseable {
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
                         .mapToInt(registration -> registration.options().concurrency()
                                 + registration.options().prefetch()).sum());
-        Duration shortestLease = builder.registrations.values().stream().map(r -> r.options().lease())
-                .min(Duration::compareTo).orElse(QueueOptions.DEFAULT_LEASE);
-        this.keeper = new LeaseKeeper(store.on(keeperConnection), inFlight, LeaseKeeper.renewalInterval(shortestLease));
+        this.keeper = new LeaseKeeper(store.on(keeperConnection), store.on(handlerWritesConnection), inFlight,
+                workerId, builder.metrics, renewEvery);
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
         this.executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
-                builder.observer);
+                builder.observer, inFlight);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
@@ -245,6 +259,7 @@ public final class WorkerRuntime implements AutoCloseable {
         keepAlive.setDaemon(false);
         keepAlive.start();
         startServices();
+        declareQueueRules();
         if (!pollers.isEmpty()) {
             promoter.start();
         }
@@ -260,6 +275,26 @@ public final class WorkerRuntime implements AutoCloseable {
         log.info("Workrow started: schema={}, queues={}, listen-notify={}, handler-threads={}, worker={}",
                 store.schema(), describeQueues(), listener != null ? "on" : "off",
                 HandlerThreads.virtual() ? "virtual" : "platform", workerId);
+    }
+
+    /**
+     * Records this runtime's queues' recovery rules where every node's sweeper reads them, so a
+     * queue's jobs are recovered by its own backoff and max-lease-expiries wherever the sweeper
+     * runs. Nodes should agree; when they do not, the last to start wins, and says so.
+     */
+    private void declareQueueRules() {
+        List<RecoveryRule> rules = registrations.values().stream()
+                .map(registration -> registration.options().recoveryRule(registration.queue())).toList();
+        try {
+            for (QueueRuleStore.DeclaredRule replaced : store.queueRules().declare(workerId, rules)) {
+                log.warn("queue={} had other recovery rules, declared by {}: {}; this worker's replace them on"
+                        + " every node. Nodes working one queue should configure it alike", replaced.rule().queue(),
+                        replaced.declaredBy(), replaced.rule());
+            }
+        } catch (RuntimeException e) {
+            log.warn("Could not declare the recovery rules of {}; sweepers on other nodes recover their jobs by their"
+                    + " own configuration until this runtime starts again: {}", queues, e.toString());
+        }
     }
 
     /** The meters, the result writer and the lease keeper: what running a job needs besides a poller. */
@@ -341,14 +376,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 throw new IllegalStateException("drain(" + queue + ") ran " + MAX_DRAINED + " jobs and " + job
                         + " is due next; does a handler keep enqueueing into its own queue with no delay?");
             }
-            CompletableFuture<RecordedOutcome> outcome;
-            try {
-                outcome = executor.run(job);
-            } catch (RuntimeException | Error e) {
-                inFlight.remove(job.id()); // no outcome comes: its lease expires and the sweeper returns it
-                throw e;
-            }
-            RecordedOutcome recorded = awaitRecorded(job, outcome);
+            RecordedOutcome recorded = awaitRecorded(job, executor.run(job));
             runs.add(new DrainedJob(job.id(), queue, job.job().attempt(), recorded.outcome(), recorded.status(),
                     recorded.result().error(), recorded.result().cause()));
         }
@@ -433,6 +461,7 @@ public final class WorkerRuntime implements AutoCloseable {
         } finally {
             writerConnection.release();
             keeperConnection.release();
+            handlerWritesConnection.release();
             stopped.countDown();
         }
     }
@@ -454,6 +483,7 @@ public final class WorkerRuntime implements AutoCloseable {
         } finally {
             writerConnection.release();
             keeperConnection.release();
+            handlerWritesConnection.release();
         }
     }
 

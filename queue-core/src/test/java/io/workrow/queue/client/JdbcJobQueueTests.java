@@ -10,12 +10,15 @@ import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -42,6 +45,56 @@ class JdbcJobQueueTests {
 
     private int jobCount() {
         return database.jdbc().queryForObject("SELECT count(*) FROM workrow_job", Integer.class);
+    }
+
+    @Test
+    void concurrentEnqueueAllSharingIdempotencyKeysInOppositeOrdersNeverDeadlock() throws Exception {
+        int keys = 200;
+        for (int round = 0; round < 10; round++) {
+            List<JobRequest> forward = new ArrayList<>();
+            for (int i = 0; i < keys; i++) {
+                forward.add(JobRequest.of("send-receipt", new Receipt(i, "a@example.com"))
+                        .idempotencyKey("round-" + round + "-key-" + i));
+            }
+            // Unkeyed jobs among them, whose ids must still follow input order.
+            forward.add(keys / 2, JobRequest.of("send-receipt", new Receipt(-1, "first@example.com")));
+            forward.add(JobRequest.of("send-receipt", new Receipt(-2, "second@example.com")));
+            List<JobRequest> backward = new ArrayList<>(forward);
+            Collections.reverse(backward);
+            CyclicBarrier start = new CyclicBarrier(2);
+            ExecutorService producers = Executors.newFixedThreadPool(2);
+            try {
+                Future<List<Long>> first = producers.submit(() -> enqueueAllAfter(start, forward));
+                Future<List<Long>> second = producers.submit(() -> enqueueAllAfter(start, backward));
+                List<Long> firstIds = first.get(60, TimeUnit.SECONDS);
+                List<Long> secondIds = second.get(60, TimeUnit.SECONDS);
+                for (int i = 0; i < forward.size(); i++) {
+                    if (forward.get(i).idempotencyKey() != null) {
+                        assertThat(secondIds.get(forward.size() - 1 - i)).as("one job per key").isEqualTo(firstIds.get(i));
+                    }
+                }
+                assertThat(firstIds.get(keys / 2)).as("unkeyed jobs in input order").isLessThan(firstIds.get(keys + 1));
+            } finally {
+                producers.shutdownNow();
+            }
+        }
+        // Per round: one job per key, and each producer's two unkeyed jobs.
+        assertThat(jobCount()).isEqualTo(10 * (keys + 4));
+    }
+
+    /** One enqueueAll in a transaction that commits a moment later, as a request handler's would. */
+    private List<Long> enqueueAllAfter(CyclicBarrier start, List<JobRequest> requests)
+            throws Exception {
+        start.await();
+        return transaction.execute(status -> {
+            List<Long> ids = jobQueue.enqueueAll(requests);
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return ids;
+        });
     }
 
     @Test
@@ -146,7 +199,7 @@ class JdbcJobQueueTests {
 
     @Test
     void aBatchWithoutIdempotencyKeysReturnsEachJobsOwnIdInInputOrder() {
-        List<JobRequest> requests = new java.util.ArrayList<>();
+        List<JobRequest> requests = new ArrayList<>();
         for (int n = 0; n < 300; n++) {
             requests.add(JobRequest.of(n % 2 == 0 ? "a" : "b", new Receipt(n, "r" + n)).priority(n % 3));
         }

@@ -112,6 +112,25 @@ class JdbcQueueAdminTests {
     }
 
     @Test
+    void aGroupLargerThanOneStatementsBatchIsRetriedAndCancelledWhole() {
+        // Two and a half batches of one kind in each of two queues, and one job of another kind.
+        database.jdbc().update("""
+                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, last_error,
+                                         finished_at)
+                SELECT queue, 0, '{}', 'dead', 5, 5, 'java.net.ConnectException: refused', now()
+                FROM generate_series(1, 12500), unnest(ARRAY['webhooks', 'emails']) AS queue
+                """);
+        long other = deadJob("webhooks", "java.lang.IllegalStateException: other kind");
+
+        assertThat(admin.retryDeadGroup("webhooks", "java.net.ConnectException")).isEqualTo(12_500);
+        assertThat(admin.cancelDeadGroup("emails", "java.net.ConnectException")).isEqualTo(12_500);
+        assertThat(database.jdbc().queryForList("SELECT queue || ' ' || status || ' ' || count(*) FROM workrow_job"
+                + " GROUP BY queue, status ORDER BY 1", String.class))
+                .containsExactly("emails cancelled 12500", "webhooks dead 1", "webhooks pending 12500");
+        assertThat(statuses()).containsEntry(other, "dead");
+    }
+
+    @Test
     void aGroupRetriesExactlyItsOwnKindNeitherALongerNameNorJobsWithoutAnError() {
         long state = deadJob("webhooks", "java.lang.IllegalState: short name");
         long longer = deadJob("webhooks", "java.lang.IllegalStateException: longer name");

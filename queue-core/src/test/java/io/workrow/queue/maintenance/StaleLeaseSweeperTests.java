@@ -85,6 +85,86 @@ class StaleLeaseSweeperTests {
     }
 
     @Test
+    void aQueuesOwnRulesApplyOnANodeConfiguredOtherwise() {
+        database.deleteAllJobs();
+        JobStore store = database.store();
+        // Node A works "fragile": a job whose lease expires twice is dead, a recovered one waits 10 minutes.
+        QueueOptions fragile = QueueOptions.defaults().withMaxLeaseExpiries(2)
+                .withBackoff(new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0));
+        io.workrow.queue.worker.WorkerRuntime nodeA = io.workrow.queue.worker.WorkerRuntime
+                .builder(database.dataSource()).store(store)
+                .handler("fragile", String.class, (payload, job) -> { }, fragile).build();
+        nodeA.start();
+        nodeA.stop();
+        store.insertMany(List.of(new NewJob("fragile", null, 0, 0, null, "{}", "{}", null, 0, 5),
+                new NewJob("fragile", null, 0, 0, null, "{}", "{}", null, 0, 5)));
+        store.claim("fragile", "crashed-worker", 2, Duration.ofMinutes(1));
+        long twice = database.jdbc().queryForObject("SELECT min(id) FROM workrow_job", Long.class);
+        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second',"
+                + " lease_expiries = CASE WHEN id = ? THEN 1 ELSE 0 END", twice);
+
+        // Node B sweeps with its own, other settings for the queue: no expiry limit, a 30 s backoff.
+        QueueOptions nodeBsFragile = QueueOptions.defaults()
+                .withBackoff(new RetryBackoff(Duration.ofSeconds(30), 2.0, Duration.ofHours(1), 0.0));
+        StaleLeaseSweeper nodeB = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
+                java.util.Map.of("fragile", nodeBsFragile), QueueOptions.defaults());
+        assertThat(nodeB.runOnce()).isEqualTo(2);
+
+        assertThat(database.jdbc().queryForMap("SELECT status, last_error FROM workrow_job WHERE id = ?", twice))
+                .containsEntry("status", "dead").containsEntry("last_error", "lease expired 2 times; last held by"
+                        + " crashed-worker");
+        assertThat(database.jdbc().queryForObject("SELECT status = 'scheduled' AND run_at - now()"
+                + " BETWEEN interval '9 minutes' AND interval '10 minutes' FROM workrow_job WHERE id <> ?",
+                Boolean.class, twice)).as("node A's backoff, not node B's").isTrue();
+        database.deleteAllJobs();
+    }
+
+    @Test
+    void aLongPassOfOneTaskHoldsUpNoOtherTask() throws Exception {
+        CountDownLatch pruning = new CountDownLatch(1);
+        CountDownLatch endPrune = new CountDownLatch(1);
+        CountDownLatch swept = new CountDownLatch(5);
+        MaintenanceTask longPrune = new MaintenanceTask() {
+            @Override
+            public String name() {
+                return "long-prune";
+            }
+
+            @Override
+            public int runOnce() {
+                pruning.countDown();
+                try {
+                    endPrune.await(); // the first prune of months of history
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return 0;
+            }
+        };
+        MaintenanceTask sweeper = new MaintenanceTask() {
+            @Override
+            public String name() {
+                return "sweeper";
+            }
+
+            @Override
+            public int runOnce() {
+                swept.countDown();
+                return 0;
+            }
+        };
+        try (MaintenanceScheduler scheduler = new MaintenanceScheduler().every(Duration.ofMillis(20), longPrune)
+                .every(Duration.ofMillis(20), sweeper)) {
+            scheduler.start();
+            assertThat(pruning.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(swept.await(5, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("the sweeper runs on while a prune takes long").isTrue();
+        } finally {
+            endPrune.countDown();
+        }
+    }
+
+    @Test
     void schedulerRunsTasksUntilClosed() throws Exception {
         CountDownLatch ran = new CountDownLatch(3);
         MaintenanceTask counting = new MaintenanceTask() {

@@ -47,7 +47,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(10);
+        assertThat(migrations.migrate()).isEqualTo(11);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
@@ -71,7 +71,7 @@ class WorkrowMigrationsTests {
                 """);
 
         assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
-                .as("versions 7 to 10").isEqualTo(4);
+                .as("versions 7 to 11").isEqualTo(5);
         assertThat(database.jdbc().queryForList(
                 "SELECT fairness_key FROM upgraded.workrow_job ORDER BY id", String.class))
                 .as("pending and dead jobs may still run and are keyed; finished history is left keyless")
@@ -91,7 +91,7 @@ class WorkrowMigrationsTests {
                 """);
 
         SqlIdentifier schema = SqlIdentifier.of("schema", "split");
-        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 10").isEqualTo(3);
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 11").isEqualTo(4);
         assertThat(new JobStore(database.dataSource(), schema)
                 .claim("reports", "w", 10, Duration.ofMinutes(1)))
                 .extracting(ClaimedJob::partitionKey)

@@ -144,8 +144,8 @@ class JobStoreTests {
             List<ClaimedJob> claimed = store.claim("q", "w", 2, Duration.ofMinutes(1));
             HeldJob good = new HeldJob(claimed.get(0).id(), claimed.get(0).leaseToken());
             HeldJob stale = new HeldJob(claimed.get(1).id(), claimed.get(1).leaseToken() + 1_000_000);
-            Set<Long> completed = store.completeMany(List.of(good, stale));
-            assertThat(completed).containsExactly(good.id());
+            Set<HeldJob> completed = store.completeMany(List.of(good, stale));
+            assertThat(completed).containsExactly(good);
             assertThat(row(good.id()).get("status")).isEqualTo("completed");
             assertThat(row(stale.id()).get("status")).isEqualTo("running");
         }
@@ -154,15 +154,15 @@ class JobStoreTests {
         void failWithAttemptsLeftReschedulesAndFailOnTheLastAttemptIsDead() {
             long id = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
             ClaimedJob first = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            Map<Long, JobStatus> afterFirst = store.failMany(
+            Map<HeldJob, JobStatus> afterFirst = store.failMany(
                     List.of(new JobFailure(id, first.leaseToken(), "first", Duration.ZERO, false)));
-            assertThat(afterFirst).containsEntry(id, JobStatus.PENDING);
+            assertThat(afterFirst).containsEntry(new HeldJob(id, first.leaseToken()), JobStatus.PENDING);
             assertThat(row(id).get("claimed_by")).isNull();
 
             ClaimedJob second = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
-            Map<Long, JobStatus> afterSecond = store.failMany(
+            Map<HeldJob, JobStatus> afterSecond = store.failMany(
                     List.of(new JobFailure(id, second.leaseToken(), "second", Duration.ZERO, false)));
-            assertThat(afterSecond).containsEntry(id, JobStatus.DEAD);
+            assertThat(afterSecond).containsEntry(new HeldJob(id, second.leaseToken()), JobStatus.DEAD);
             Map<String, Object> row = row(id);
             assertThat(row.get("last_error")).isEqualTo("second");
             assertThat(row.get("attempts")).isEqualTo(2);
@@ -174,7 +174,7 @@ class JobStoreTests {
             long id = store.insertMany(List.of(job("q", null))).get(0);
             ClaimedJob claimed = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
             assertThat(store.failMany(List.of(new JobFailure(id, claimed.leaseToken(), "not worth it", Duration.ZERO,
-                    true)))).containsEntry(id, JobStatus.DEAD);
+                    true)))).containsEntry(new HeldJob(id, claimed.leaseToken()), JobStatus.DEAD);
             assertThat(row(id).get("status")).isEqualTo("dead");
             assertThat(row(id).get("attempts")).isEqualTo(1);
         }
@@ -202,7 +202,7 @@ class JobStoreTests {
             long id = store.insertMany(List.of(job("q", null))).get(0);
             ClaimedJob claimed = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
             assertThat(store.releaseMany(List.of(new JobRelease(id, claimed.leaseToken(), true))))
-                    .containsEntry(id, JobStatus.PENDING);
+                    .containsEntry(new HeldJob(id, claimed.leaseToken()), JobStatus.PENDING);
             Map<String, Object> row = row(id);
             assertThat(row.get("status")).isEqualTo("pending");
             assertThat(row.get("claimed_by")).isNull();
@@ -215,12 +215,12 @@ class JobStoreTests {
             long id = store.insertMany(List.of(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
             ClaimedJob first = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
             assertThat(store.releaseMany(List.of(new JobRelease(id, first.leaseToken(), false))))
-                    .containsEntry(id, JobStatus.PENDING);
+                    .containsEntry(new HeldJob(id, first.leaseToken()), JobStatus.PENDING);
             assertThat(row(id).get("attempts")).isEqualTo(1);
             assertThat((String) row(id).get("last_error")).startsWith("interrupted by shutdown of w");
             ClaimedJob second = store.claim("q", "w", 1, Duration.ofMinutes(1)).get(0);
             assertThat(store.releaseMany(List.of(new JobRelease(id, second.leaseToken(), false))))
-                    .containsEntry(id, JobStatus.DEAD);
+                    .containsEntry(new HeldJob(id, second.leaseToken()), JobStatus.DEAD);
         }
 
         @Test
@@ -233,16 +233,16 @@ class JobStoreTests {
                 session.setAutoCommit(false);
                 session.createStatement().execute("SELECT * FROM workrow_job WHERE id = " + locked.id() + " FOR UPDATE");
 
-                Set<Long> completed = store.completeMany(List.of(new HeldJob(locked.id(), locked.leaseToken()),
+                Set<HeldJob> completed = store.completeMany(List.of(new HeldJob(locked.id(), locked.leaseToken()),
                         new HeldJob(free.id(), free.leaseToken())));
-                assertThat(completed).containsExactly(free.id());
+                assertThat(completed).containsExactly(new HeldJob(free.id(), free.leaseToken()));
                 assertThat(store.holders(List.of(locked.id())).get(locked.id()).heldBy(locked.leaseToken())).isTrue();
-                assertThat(store.renewLeases(List.of(new LeaseRenewal(locked.id(), locked.leaseToken(),
+                assertThat(store.renewLeases("test-worker", List.of(new LeaseRenewal(locked.id(), locked.leaseToken(),
                         Duration.ofMinutes(5))))).isEmpty();
                 session.rollback();
             }
             assertThat(store.completeMany(List.of(new HeldJob(locked.id(), locked.leaseToken()))))
-                    .containsExactly(locked.id());
+                    .containsExactly(new HeldJob(locked.id(), locked.leaseToken()));
         }
 
         @Test
@@ -251,9 +251,12 @@ class JobStoreTests {
             List<ClaimedJob> claimed = store.claim("q", "w", 2, Duration.ofSeconds(5));
             ClaimedJob a = claimed.get(0);
             ClaimedJob b = claimed.get(1);
-            Set<Long> renewed = store.renewLeases(List.of(new LeaseRenewal(a.id(), a.leaseToken(), Duration.ofHours(1)),
+            Set<HeldJob> renewed = store.renewLeases("test-worker", List.of(
+                    new LeaseRenewal(a.id(), a.leaseToken(), Duration.ofHours(1)),
                     new LeaseRenewal(b.id(), b.leaseToken() + 1, Duration.ofHours(1))));
-            assertThat(renewed).containsExactly(a.id());
+            assertThat(renewed).containsExactly(new HeldJob(a.id(), a.leaseToken()));
+            assertThat(database.jdbc().queryForObject("SELECT tokens FROM workrow_lease_holder WHERE worker = 'test-worker'",
+                    java.sql.Array.class)).isNotNull();
             assertThat(database.jdbc().queryForObject("SELECT lease_expires_at > now() + interval '59 minutes'"
                     + " FROM workrow_job WHERE id = ?", Boolean.class, a.id())).isTrue();
             assertThat(database.jdbc().queryForObject("SELECT lease_expires_at < now() + interval '1 minute'"

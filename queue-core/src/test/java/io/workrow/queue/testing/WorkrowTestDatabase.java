@@ -89,5 +89,7 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_job");
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_state");
         jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_fairness_key");
+        jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_queue_rule");
+        jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_lease_holder");
     }
 }

@@ -10,10 +10,10 @@ class ConnectionBudgetTests {
     @Test
     void countsEveryConnectionARuntimeMayHoldAtOnce() {
         // listener 1, two pollers, writer, keeper, promoter, maintenance, and 8 transactional handlers
-        assertThat(new ConnectionBudget(null, true, 2, 8, false, false).needed()).isEqualTo(15);
-        assertThat(new ConnectionBudget(null, true, 2, 8, true, false).needed()).isEqualTo(16);
-        assertThat(new ConnectionBudget(null, false, 1, 0, false, false).needed()).isEqualTo(5);
-        assertThat(new ConnectionBudget(null, false, 1, 0, false, true).needed()).isEqualTo(6);
+        assertThat(new ConnectionBudget(null, true, 2, 8, false, false).needed()).isEqualTo(19);
+        assertThat(new ConnectionBudget(null, true, 2, 8, true, false).needed()).isEqualTo(20);
+        assertThat(new ConnectionBudget(null, false, 1, 0, false, false).needed()).isEqualTo(9);
+        assertThat(new ConnectionBudget(null, false, 1, 0, false, true).needed()).isEqualTo(10);
     }
 
     @Test

@@ -73,7 +73,8 @@ class FencingTests {
         assertThat(whileB.get("claimed_by")).isEqualTo("worker-b");
         assertThat(whileB.get("lease_token")).isEqualTo(byB.leaseToken());
 
-        assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken())))).containsExactly(id);
+        assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken()))))
+                .containsExactly(new HeldJob(id, byB.leaseToken()));
         Map<String, Object> done = row(id);
         assertThat(done.get("status")).isEqualTo("completed");
         assertThat(done.get("claimed_by")).isEqualTo("worker-b");
@@ -99,7 +100,8 @@ class FencingTests {
             assertThat(sweeper.runOnce()).isEqualTo(1);
             awaitDueAgain(id);
             ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
-            assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken())))).containsExactly(id);
+            assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken()))))
+                .containsExactly(new HeldJob(id, byB.leaseToken()));
 
             release.countDown();
             await().atMost(Duration.ofSeconds(10)).until(() -> runtimeA.inFlightCount() == 0);

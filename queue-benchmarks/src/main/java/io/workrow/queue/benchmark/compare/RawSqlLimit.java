@@ -43,9 +43,9 @@ final class RawSqlLimit {
                         }
                         sleepMillisecond();
                     }
-                    Set<Long> done = store.completeMany(held);
+                    Set<HeldJob> done = store.completeMany(held);
                     completed.addAndGet(done.size());
-                    held = held.stream().filter(job -> !done.contains(job.id())).toList();
+                    held = held.stream().filter(job -> !done.contains(job)).toList();
                 }
                 claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
             }

@@ -1,0 +1,59 @@
+package io.workrow.queue.store;
+
+import java.util.List;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * Runs the queue rule statements ({@link QueueRuleSql}), one method per statement. Reached
+ * through {@link JobStore#queueRules()}, on the same connections and statement timeout.
+ */
+public final class QueueRuleStore {
+
+    /** A queue's rule as declared, and by which worker. */
+    public record DeclaredRule(RecoveryRule rule, String declaredBy) {
+    }
+
+    private static final RowMapper<DeclaredRule> DECLARED = (rs, row) -> new DeclaredRule(new RecoveryRule(
+            rs.getString("queue"), rs.getLong("backoff_initial_ms"), rs.getDouble("backoff_multiplier"),
+            rs.getLong("backoff_max_ms"), rs.getDouble("backoff_jitter"), rs.getInt("max_lease_expiries")),
+            rs.getString("declared_by"));
+
+    private final JdbcTemplate timed;
+    private final String declare;
+    private final String list;
+
+    QueueRuleStore(JdbcTemplate timed, SqlIdentifier schema) {
+        this.timed = timed;
+        this.declare = JobSql.render(QueueRuleSql.QUEUE_RULE_DECLARE, schema);
+        this.list = JobSql.render(QueueRuleSql.QUEUE_RULE_LIST, schema);
+    }
+
+    /**
+     * Declares {@code rules} as {@code worker}'s; returns the rules they replaced where another
+     * worker had declared different ones.
+     */
+    public List<DeclaredRule> declare(String worker, List<RecoveryRule> rules) {
+        if (rules.isEmpty()) {
+            return List.of();
+        }
+        return timed.query(connection -> {
+            var statement = connection.prepareStatement(declare);
+            statement.setArray(1, connection.createArrayOf("text", rules.stream().map(RecoveryRule::queue).toArray()));
+            statement.setArray(2, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::initialMillis).toArray()));
+            statement.setArray(3, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::multiplier).toArray()));
+            statement.setArray(4, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::maxMillis).toArray()));
+            statement.setArray(5, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::jitter).toArray()));
+            statement.setArray(6, connection.createArrayOf("int4",
+                    rules.stream().map(RecoveryRule::maxLeaseExpiries).toArray()));
+            statement.setString(7, worker);
+            statement.setString(8, worker);
+            return statement;
+        }, DECLARED);
+    }
+
+    /** Every queue's declared rules, by queue. */
+    public List<DeclaredRule> list() {
+        return timed.query(list, DECLARED);
+    }
+}
