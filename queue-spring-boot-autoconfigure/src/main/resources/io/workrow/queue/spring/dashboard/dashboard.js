@@ -67,8 +67,13 @@
   }
 
   // Every request gives up after a while, so a connection that never answers cannot stop the refreshes.
-  function request(url, options) {
-    return fetch(url, Object.assign({ credentials: 'same-origin', signal: AbortSignal.timeout(15000) }, options));
+  // A write may move a whole group of dead jobs (a million is many batches on the server): it gets
+  // longer than a read.
+  const READ_TIMEOUT = 15000;
+  const WRITE_TIMEOUT = 600000;
+  function request(url, options, timeout) {
+    return fetch(url, Object.assign({ credentials: 'same-origin', signal: AbortSignal.timeout(timeout || READ_TIMEOUT) },
+      options));
   }
 
   function show(text, failed) {
@@ -81,9 +86,10 @@
   async function write(queue, action, body, done) {
     const headers = { 'Content-Type': 'application/json', 'Accept': 'application/json' };
     if (csrfHeader && csrfToken) headers[csrfHeader] = csrfToken;
+    show(`Working: ${action} on ${queue}…`);
     try {
       const response = await request(`${endpoint}/${encodeURIComponent(queue)}/${action}`,
-        { method: 'POST', headers, body: JSON.stringify(body || {}) });
+        { method: 'POST', headers, body: JSON.stringify(body || {}) }, WRITE_TIMEOUT);
       if (!response.ok) {
         show(`Refused: ${action} on ${queue} answered HTTP ${response.status}.`, true);
       } else {
