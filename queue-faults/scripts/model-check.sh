@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Model-checks Workrow's job protocol (queue-faults/model/job-protocol.pml) with spin: the safety
-# properties over every reachable state, the liveness property under weak fairness, and three
+# properties over every reachable state, the liveness property under weak fairness, and five
 # mutants of the protocol that must each be caught, so that the checks are shown able to fail.
 #
 #   queue-faults/scripts/model-check.sh
@@ -47,9 +47,11 @@ check() {
 }
 
 check "safety: fenced finalize, completed at most once, token iff running" pass "" "-DSAFETY -DNOCLAIM" "-m200000"
-check "liveness: every job ends completed or dead (weak fairness)" pass "" "-DNFAIR=4" "-a -f -N ends -m200000"
+check "liveness: every job ends completed or dead (weak fairness)" pass "" "-DNFAIR=5" "-a -f -N ends -m200000"
 check "mutant: finalize without the token" fail "-DUNFENCED" "-DSAFETY -DNOCLAIM" "-m200000" "assertion violated"
 check "mutant: a claim that does not check the row is pending" fail "-DUNCHECKED_CLAIM" "-DSAFETY -DNOCLAIM" "-m200000" "assertion violated"
-check "mutant: no sweeper" fail "-DNO_SWEEPER" "-DNFAIR=4" "-a -f -N ends -m200000" "acceptance cycle"
+check "mutant: no sweeper" fail "-DNO_SWEEPER" "-DNFAIR=5" "-a -f -N ends -m200000" "acceptance cycle"
+check "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "-DSAFETY -DNOCLAIM" "-m200000" "assertion violated"
+check "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH" "-DNFAIR=5" "-a -f -N ends -m200000" "acceptance cycle"
 
 exit $failures

@@ -37,7 +37,7 @@ class ProtocolModelTests {
         System.out.print(printed);
         assertThat(ended).as("model check ended").isTrue();
         assertThat(check.exitValue()).as(printed).isZero();
-        assertThat(printed.lines().filter(line -> line.contains("as expected"))).hasSize(5);
+        assertThat(printed.lines().filter(line -> line.contains("as expected"))).hasSize(7);
     }
 
     private static boolean onPath(String command) {
