@@ -180,12 +180,21 @@ final class LeaseKeeper {
         }
     }
 
+    /**
+     * One renewal pass; a pass that fails is tried again at once, on a new connection (the kept one
+     * is replaced after a failure), not a renewal interval later: a renewal that hung for its
+     * network timeout and then waited another interval would reach past the lease.
+     */
     private void renewSafely() {
-        try {
-            renew();
-        } catch (RuntimeException e) {
-            log.warn("Could not renew the leases of {} jobs; trying again in {} ms: {}", inFlight.size(),
-                    renewEvery.toMillis(), e.toString());
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            try {
+                renew();
+                return;
+            } catch (RuntimeException e) {
+                log.warn("Could not renew the leases of {} jobs; {}: {}", inFlight.size(),
+                        attempt == 1 ? "trying again at once" : "trying again in " + renewEvery.toMillis() + " ms",
+                        e.toString());
+            }
         }
     }
 

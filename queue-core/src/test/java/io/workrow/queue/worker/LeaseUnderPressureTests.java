@@ -3,12 +3,16 @@ package io.workrow.queue.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.testing.TcpProxy;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -202,6 +206,50 @@ class LeaseUnderPressureTests {
             release.countDown();
             runtime.stop();
         }
+    }
+
+    @Test
+    void aRenewalConnectionThatStopsAnsweringCostsOneRenewalNotTheLease() throws Exception {
+        Duration lease = Duration.ofSeconds(9); // renewals every 3 s, each given up after 3 s
+        long id = jobQueue.enqueue("frozen", new Work(lease.toMillis() * 3 / 2));
+        CountDownLatch running = new CountDownLatch(1);
+        try (TcpProxy proxy = TcpProxy.inFrontOf(database.jdbcUrl());
+                HikariDataSource throughProxy = throughProxy(proxy);
+                MaintenanceScheduler sweeper = sweeper()) {
+            // A statement timeout of 1 s: without its own, shorter network timeout the renewal's
+            // connection would hang 11 s (the statement timeout plus 10 s), past the lease.
+            WorkerRuntime runtime = WorkerRuntime.builder(throughProxy)
+                    .store(new JobStore(throughProxy, database.schema(), Duration.ofSeconds(1)))
+                    .handler("frozen", Work.class, (work, job) -> {
+                        runs.computeIfAbsent(job.id(), key -> new AtomicInteger()).incrementAndGet();
+                        running.countDown();
+                        Thread.sleep(work.millis());
+                    }, QueueOptions.defaults().withLease(lease))
+                    .build();
+            sweeper.start();
+            runtime.start();
+            try {
+                assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+                proxy.freezeAll(); // every open connection stops answering, without an error
+                await().atMost(Duration.ofSeconds(60)).until(() -> completed("frozen") == 1);
+            } finally {
+                runtime.stop();
+            }
+        }
+        assertThat(runs.get(id)).hasValue(1);
+        assertThat(row(id)).containsEntry("attempts", 1).containsEntry("lease_expiries", 0);
+    }
+
+    private static HikariDataSource throughProxy(TcpProxy proxy) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(proxy.route(database.jdbcUrl()));
+        config.setUsername(database.server().user());
+        config.setPassword(database.server().password());
+        config.setConnectionTimeout(2_000);
+        config.setValidationTimeout(250);
+        config.setMaximumPoolSize(12);
+        config.setMinimumIdle(0);
+        return new HikariDataSource(config);
     }
 
     private static void awaitIgnoringInterrupts(CountDownLatch latch) {
