@@ -538,12 +538,7 @@ public final class JobStore {
         return timed.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
             statement.setInt(1, limit);
-            statement.setArray(2, connection.createArrayOf("text", rules.stream().map(RecoveryRule::queue).toArray()));
-            statement.setArray(3, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::initialMillis).toArray()));
-            statement.setArray(4, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::multiplier).toArray()));
-            statement.setArray(5, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::maxMillis).toArray()));
-            statement.setArray(6, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::jitter).toArray()));
-            statement.setArray(7, connection.createArrayOf("int4", rules.stream().map(RecoveryRule::maxLeaseExpiries).toArray()));
+            RecoveryRule.bindArrays(statement, 2, rules);
             statement.setInt(8, fallback.maxLeaseExpiries());
             statement.setLong(9, fallback.maxMillis());
             statement.setLong(10, fallback.initialMillis());

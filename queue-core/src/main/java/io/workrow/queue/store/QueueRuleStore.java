@@ -39,13 +39,7 @@ public final class QueueRuleStore {
         }
         return timed.query(connection -> {
             var statement = connection.prepareStatement(declare);
-            statement.setArray(1, connection.createArrayOf("text", rules.stream().map(RecoveryRule::queue).toArray()));
-            statement.setArray(2, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::initialMillis).toArray()));
-            statement.setArray(3, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::multiplier).toArray()));
-            statement.setArray(4, connection.createArrayOf("int8", rules.stream().map(RecoveryRule::maxMillis).toArray()));
-            statement.setArray(5, connection.createArrayOf("float8", rules.stream().map(RecoveryRule::jitter).toArray()));
-            statement.setArray(6, connection.createArrayOf("int4",
-                    rules.stream().map(RecoveryRule::maxLeaseExpiries).toArray()));
+            RecoveryRule.bindArrays(statement, 1, rules);
             statement.setString(7, worker);
             statement.setString(8, worker);
             return statement;

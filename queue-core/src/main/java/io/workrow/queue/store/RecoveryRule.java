@@ -1,5 +1,10 @@
 package io.workrow.queue.store;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.List;
+
 /**
  * How one queue recovers a job whose lease expired, in the form the sweep statement takes: wait
  * {@code initial * multiplier^(attempt-1)} milliseconds, capped at {@code max}, spread by up to
@@ -10,4 +15,24 @@ package io.workrow.queue.store;
  */
 public record RecoveryRule(String queue, long initialMillis, double multiplier, long maxMillis, double jitter,
         int maxLeaseExpiries) {
+
+    /**
+     * Binds {@code rules} as six parallel arrays (queue, initial ms, multiplier, max ms, jitter,
+     * max lease expiries) from parameter {@code first} on, as the sweep and the declaration take
+     * them.
+     */
+    static void bindArrays(PreparedStatement statement, int first, List<RecoveryRule> rules) throws SQLException {
+        Connection connection = statement.getConnection();
+        statement.setArray(first, connection.createArrayOf("text", rules.stream().map(RecoveryRule::queue).toArray()));
+        statement.setArray(first + 1, connection.createArrayOf("int8",
+                rules.stream().map(RecoveryRule::initialMillis).toArray()));
+        statement.setArray(first + 2, connection.createArrayOf("float8",
+                rules.stream().map(RecoveryRule::multiplier).toArray()));
+        statement.setArray(first + 3, connection.createArrayOf("int8",
+                rules.stream().map(RecoveryRule::maxMillis).toArray()));
+        statement.setArray(first + 4, connection.createArrayOf("float8",
+                rules.stream().map(RecoveryRule::jitter).toArray()));
+        statement.setArray(first + 5, connection.createArrayOf("int4",
+                rules.stream().map(RecoveryRule::maxLeaseExpiries).toArray()));
+    }
 }

@@ -66,8 +66,7 @@ final class JobRunContext implements JobContext {
     public void extendLease(Duration lease) {
         Settings.requirePositive("lease", lease);
         failIfLost("extend its lease");
-        if (!Boolean.TRUE.equals(keeper.call(store -> running.unlessAbandoned(
-                () -> store.extendLease(running.held(), lease))))) {
+        if (!keeper.call(store -> running.unlessAbandoned(() -> store.extendLease(running.held(), lease)))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("extend its lease");
         }
@@ -82,8 +81,7 @@ final class JobRunContext implements JobContext {
     @Override
     public void saveStep(String step) {
         failIfLost("save step '" + step + "'");
-        if (!Boolean.TRUE.equals(keeper.call(store -> running.unlessAbandoned(
-                () -> store.saveStep(running.held(), step))))) {
+        if (!keeper.call(store -> running.unlessAbandoned(() -> store.saveStep(running.held(), step)))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("save step '" + step + "'");
         }

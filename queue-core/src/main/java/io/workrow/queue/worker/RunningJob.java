@@ -5,7 +5,7 @@ import io.workrow.queue.store.HeldJob;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
+import java.util.function.BooleanSupplier;
 
 /**
  * One job this runtime holds, from claim until its outcome is recorded: the job, the thread its
@@ -30,6 +30,7 @@ final class RunningJob {
 
     private final ClaimedJob job;
     private final HandlerRegistration registration;
+    private final HeldJob held;
     private final AtomicReference<Stop> stop = new AtomicReference<>();
     private volatile Duration lease;
     /** When the last claim or renewal that confirmed the lease was sent: the lease runs from no earlier. */
@@ -44,6 +45,7 @@ final class RunningJob {
     /** @param claimSentNanos when the claim statement that granted the lease was sent ({@link System#nanoTime()}) */
     RunningJob(ClaimedJob job, HandlerRegistration registration, long claimSentNanos) {
         this.job = job;
+        this.held = new HeldJob(job.id(), job.leaseToken());
         this.registration = registration;
         this.lease = registration.options().lease();
         this.leaseConfirmedNanos = claimSentNanos;
@@ -84,8 +86,9 @@ final class RunningJob {
         return registration;
     }
 
+    /** The run as its statements name it: the job's id and this claim's token. */
     HeldJob held() {
-        return new HeldJob(job.id(), job.leaseToken());
+        return held;
     }
 
     /** The lease each renewal asks for: the queue's, or longer when the handler extended it. */
@@ -191,14 +194,14 @@ final class RunningJob {
     }
 
     /**
-     * Runs a handler's own write of this run's lease or step, or returns {@code null} without
-     * running it when the lease was let go: a lease let go stays let go, whatever the handler
-     * still asks.
+     * Runs a handler's own write of this run's lease or step and returns whether it matched, or
+     * returns false without running it when the lease was let go: a lease let go stays let go,
+     * whatever the handler still asks.
      */
-    <T> T unlessAbandoned(Supplier<T> write) {
+    boolean unlessAbandoned(BooleanSupplier write) {
         leaseWrites.lock();
         try {
-            return leaseAbandoned ? null : write.get();
+            return !leaseAbandoned && write.getAsBoolean();
         } finally {
             leaseWrites.unlock();
         }

@@ -57,6 +57,9 @@ final class UserCode {
 
     /** {@code observer}, observing nothing for a run whose start throws and ignoring what its run's calls throw. */
     static JobObserver guarded(JobObserver observer) {
+        if (observer == JobObserver.NOOP) {
+            return observer; // nothing to guard, and no wrapper per run
+        }
         return job -> {
             try {
                 JobObserver.Run run = observer.start(job);
