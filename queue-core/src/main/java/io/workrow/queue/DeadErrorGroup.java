@@ -9,7 +9,7 @@ import java.util.List;
  * ({@code "lease expired"} for the engine's lease expiries, {@code ""} for no error).
  * {@link QueueAdmin#retryDeadGroup(String, String)} with {@link #error()} retries the group.
  *
- * @param jobs how many dead jobs the group has
+ * @param jobs how many dead jobs the group has among the newest {@value QueueAdmin#DEAD_GROUP_SAMPLE}
  * @param lastDiedAt when the newest of them died
  * @param newestIds the ids of the newest few, newest first
  * @param example the newest one's whole {@code last_error}

@@ -12,7 +12,15 @@ import java.util.Optional;
  */
 public interface QueueAdmin {
 
-    /** Per queue: jobs by status and how long the oldest due pending job has waited. */
+    /** How many of the newest dead jobs {@link #deadErrorGroups} groups. */
+    int DEAD_GROUP_SAMPLE = 10_000;
+
+    /**
+     * Per queue: open work (pending, due, scheduled, running), dead jobs, how long the oldest due
+     * job has waited, and whether the queue is paused; every paused queue and every queue a
+     * runtime declared is listed, idle or not. Read from the indexes of open and dead jobs only,
+     * so its cost does not grow with the finished history.
+     */
     List<QueueStats> stats();
 
     /** Running jobs with their owner and lease, oldest claim first; {@code queue} null for all. */
@@ -29,6 +37,11 @@ public interface QueueAdmin {
      * all queues. The kind is {@code last_error} up to its first colon (the exception's class with
      * the default error describer); the engine's "lease expired ..." errors are one kind, and jobs
      * without an error the kind {@code ""}. {@link #retryDeadGroup} retries one group.
+     *
+     * <p>The groups are counted among the newest {@value #DEAD_GROUP_SAMPLE} dead jobs (of
+     * {@code queue}, when given), so that the read stays short however many have died. When more
+     * are dead, a group's {@link DeadErrorGroup#jobs()} is its share of those newest ones, while
+     * {@link #retryDeadGroup} and {@link #cancelDeadGroup} still act on the whole group.
      */
     List<DeadErrorGroup> deadErrorGroups(String queue, int limit);
 

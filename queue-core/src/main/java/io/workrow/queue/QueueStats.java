@@ -3,13 +3,18 @@ package io.workrow.queue;
 import java.time.Duration;
 
 /**
- * One queue's jobs by status, as the {@code workrow_queue_stats} view shows them.
+ * One queue's open work: what waits, what runs and what died. Read from the partial indexes of
+ * open and dead jobs, so its cost does not grow with the finished history; how many jobs
+ * completed or died recently is {@link QueueAdmin#finishedPerMinute}, and totals over the whole
+ * retained history are in the {@code workrow_queue_stats} view.
  *
+ * @param pending jobs waiting to be claimed
  * @param due pending jobs whose {@code run_at} has passed
+ * @param scheduled jobs due later (a future {@code run_at}, or a retry's backoff)
+ * @param dead dead jobs still retained
  * @param oldestDueAge how long the oldest due pending job has waited; zero when none is due
- * @param maxAttemptsUsed the most attempts any open (pending or running) job has used
  * @param paused whether the queue is paused on every node
  */
-public record QueueStats(String queue, long pending, long due, long running, long completed, long dead,
-        long cancelled, Duration oldestDueAge, int maxAttemptsUsed, boolean paused, long scheduled) {
+public record QueueStats(String queue, long pending, long due, long scheduled, long running, long dead,
+        Duration oldestDueAge, boolean paused) {
 }

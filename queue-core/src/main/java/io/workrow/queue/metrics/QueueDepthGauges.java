@@ -59,7 +59,7 @@ public final class QueueDepthGauges implements MaintenanceTask {
         List<MultiGauge.Row<?>> depthRows = new ArrayList<>();
         List<MultiGauge.Row<?>> lagRows = new ArrayList<>();
         for (String name : seen) {
-            QueueDepth queue = depths.getOrDefault(name, new QueueDepth(name, 0, 0, 0, 0, Duration.ZERO));
+            QueueDepth queue = depths.getOrDefault(name, QueueDepth.empty(name));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "pending"), queue.pending()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "scheduled"), queue.scheduled()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "running"), queue.running()));

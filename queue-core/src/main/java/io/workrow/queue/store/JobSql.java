@@ -875,38 +875,32 @@ final class JobSql {
             """;
 
     /**
-     * Per-queue counts by status, oldest due age and pause, from the workrow_queue_stats view, so
-     * the API and people reading the database see the same numbers. Reads the whole table: an
-     * operator's query, not one to run per scrape (that is {@link #QUEUE_DEPTH}).
-     */
-    static final String QUEUE_STATS = """
-            SELECT queue, pending, due, running, completed, dead, cancelled,
-                   extract(epoch FROM oldest_due_age) AS oldest_due_seconds, max_attempts_used, paused, scheduled
-            FROM {stats}
-            ORDER BY queue
-            """;
-
-    /**
-     * Open work per queue for gauges and health: pending (with the age of the oldest due job),
-     * scheduled, running and dead. One arm per status so that each is served by its partial index
-     * (the two claim indexes for pending, workrow_job_scheduled_idx, workrow_job_lease_idx,
-     * workrow_job_dead_idx) and finished rows, the bulk of the table, are never read.
+     * Open work per queue, for QueueAdmin.stats, the dashboard, gauges and health: pending (with
+     * how many are due and the age of the oldest due job), scheduled, running and dead. One arm
+     * per status so that each is an index-only walk of its partial index (the two claim indexes
+     * for pending, workrow_job_scheduled_queue_idx, workrow_job_lease_idx, workrow_job_dead_idx):
+     * finished rows, the bulk of the table, are never read, so the cost follows open work and
+     * dead jobs, not history. Counts of completed and cancelled jobs are not here for that reason
+     * (the workrow_queue_stats view has them, reading every row; JOB_FINISHED_PER_MINUTE reads
+     * the recent ones).
      */
     static final String QUEUE_DEPTH = """
-            SELECT queue, 'pending' AS status, sum(jobs) AS jobs,
+            SELECT queue, 'pending' AS status, sum(jobs) AS jobs, sum(due) AS due,
                    coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
-            FROM (SELECT queue, count(*) AS jobs, min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
+            FROM (SELECT queue, count(*) AS jobs, count(*) FILTER (WHERE run_at <= now()) AS due,
+                         min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
                   FROM {job} AS job WHERE job.status = 'pending' AND {unkeyed} GROUP BY queue
                   UNION ALL
-                  SELECT queue, count(*), min(run_at) FILTER (WHERE run_at <= now())
+                  SELECT queue, count(*), count(*) FILTER (WHERE run_at <= now()),
+                         min(run_at) FILTER (WHERE run_at <= now())
                   FROM {job} AS job WHERE job.status = 'pending' AND {keyed} GROUP BY queue) AS pending
             GROUP BY queue
             UNION ALL
-            SELECT queue, 'scheduled', count(*), 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
+            SELECT queue, 'scheduled', count(*), 0, 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
             UNION ALL
-            SELECT queue, 'running', count(*), 0 FROM {job} WHERE status = 'running' GROUP BY queue
+            SELECT queue, 'running', count(*), 0, 0 FROM {job} WHERE status = 'running' GROUP BY queue
             UNION ALL
-            SELECT queue, 'dead', count(*), 0 FROM {job} WHERE status = 'dead' GROUP BY queue
+            SELECT queue, 'dead', count(*), 0, 0 FROM {job} WHERE status = 'dead' GROUP BY queue
             """;
 
     /**
@@ -979,34 +973,44 @@ final class JobSql {
                  ELSE split_part(last_error, ':', 1) END""";
 
     /**
-     * Dead jobs grouped by queue and kind of error, largest group first. Counting reads every dead
-     * job's entry in workrow_job_dead_kind_idx (dead jobs are few); the groups returned then read
-     * their newest five as the first entries of their own range of it.
+     * Dead jobs grouped by queue and kind of error, largest group first, counted among the newest
+     * dead jobs (at most the first parameter's number of them): the walk takes them in
+     * workrow_job_finished_idx's order (status, finished_at) and stops there, so a dead list of
+     * millions costs what a few thousand do. Each group's newest five and the example error come
+     * from the same rows. {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for one queue.
      */
-    static final String JOB_DEAD_ERROR_GROUPS = """
-            WITH grouped AS (
-                SELECT queue, {error_kind} AS error, count(*) AS jobs, max(finished_at) AS last_died_at
-                FROM {job}
-                WHERE status = 'dead'
-                  AND (?::text IS NULL OR queue = ?)
-                GROUP BY 1, 2
-                ORDER BY jobs DESC, last_died_at DESC, queue, error
-                LIMIT ?
-            )
-            SELECT grouped.queue, grouped.error, grouped.jobs, grouped.last_died_at, newest.ids AS newest_ids,
-                   newest.example
-            FROM grouped
-            CROSS JOIN LATERAL (
-                SELECT array_agg(id ORDER BY finished_at DESC, id DESC) AS ids,
-                       (array_agg(last_error ORDER BY finished_at DESC, id DESC))[1] AS example
-                FROM (SELECT id, finished_at, last_error
-                      FROM {job}
-                      WHERE status = 'dead' AND queue = grouped.queue AND {error_kind} = grouped.error
-                      ORDER BY finished_at DESC, id DESC
-                      LIMIT 5) AS five
-            ) AS newest
-            ORDER BY grouped.jobs DESC, grouped.last_died_at DESC, grouped.queue, grouped.error
-            """;
+    static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "status");
+
+    /**
+     * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the second parameter), walking
+     * workrow_job_dead_idx (queue, finished_at), so that a queue with few dead jobs among many
+     * does not read the others'.
+     */
+    static final String JOB_DEAD_ERROR_GROUPS_OF_QUEUE = deadErrorGroups("AND queue = ?", "queue");
+
+    private static String deadErrorGroups(String queueFilter, String leadingColumn) {
+        return """
+                WITH newest AS (
+                    SELECT id, queue, finished_at, last_error, {error_kind} AS error
+                    FROM {job}
+                    WHERE status = 'dead' {queue_filter}
+                    ORDER BY {leading_column}, finished_at DESC
+                    LIMIT ?
+                ), grouped AS (
+                    SELECT queue, error, count(*) AS jobs, max(finished_at) AS last_died_at,
+                           (array_agg(id ORDER BY finished_at DESC, id DESC))[1:5] AS newest_ids
+                    FROM newest
+                    GROUP BY queue, error
+                    ORDER BY jobs DESC, last_died_at DESC, queue, error
+                    LIMIT ?
+                )
+                SELECT grouped.queue, grouped.error, grouped.jobs, grouped.last_died_at, grouped.newest_ids,
+                       newest.last_error AS example
+                FROM grouped
+                JOIN newest ON newest.id = grouped.newest_ids[1]
+                ORDER BY grouped.jobs DESC, grouped.last_died_at DESC, grouped.queue, grouped.error
+                """.replace("{queue_filter}", queueFilter).replace("{leading_column}", leadingColumn);
+    }
 
     /** One job's whole row, by its primary key. */
     static final String JOB_FIND = """
@@ -1126,7 +1130,6 @@ final class JobSql {
                 .replace("{recurring}", schema.quoted() + ".workrow_recurring")
                 .replace("{fairness_key}", schema.quoted() + ".workrow_fairness_key")
                 .replace("{fairness_state}", schema.quoted() + ".workrow_fairness_state")
-                .replace("{stats}", schema.quoted() + ".workrow_queue_stats")
                 .replace("{lease_holder}", schema.quoted() + ".workrow_lease_holder")
                 .replace("{queue_rule}", schema.quoted() + ".workrow_queue_rule")
                 .replace("{lease_token_seq}", "'" + schema.quoted() + ".workrow_lease_token_seq'");

@@ -5,6 +5,7 @@ import io.workrow.queue.FinishedPerMinute;
 import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import javax.sql.DataSource;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -106,7 +108,6 @@ public final class JobStore {
     private final String retireExhausted;
     private final String pruneFinished;
     private final String tableCheck;
-    private final String queueStats;
     private final String queueDepth;
     private final String queuePause;
     private final String queueResume;
@@ -114,6 +115,7 @@ public final class JobStore {
     private final String listRunning;
     private final String listDead;
     private final String deadErrorGroups;
+    private final String deadErrorGroupsOfQueue;
     private final String find;
     private final String finishedPerMinute;
     private final String promoteScheduled;
@@ -164,7 +166,6 @@ public final class JobStore {
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
         this.tableCheck = JobSql.render(JobSql.JOB_TABLE_CHECK, schema);
-        this.queueStats = JobSql.render(JobSql.QUEUE_STATS, schema);
         this.queueDepth = JobSql.render(JobSql.QUEUE_DEPTH, schema);
         this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
         this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
@@ -172,6 +173,7 @@ public final class JobStore {
         this.listRunning = JobSql.render(JobSql.JOB_LIST_RUNNING, schema);
         this.listDead = JobSql.render(JobSql.JOB_LIST_DEAD, schema);
         this.deadErrorGroups = JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema);
+        this.deadErrorGroupsOfQueue = JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema);
         this.find = JobSql.render(JobSql.JOB_FIND, schema);
         this.finishedPerMinute = JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema);
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
@@ -571,33 +573,45 @@ public final class JobStore {
         timed.query(tableCheck, (RowCallbackHandler) rs -> { });
     }
 
-    /** Counts by status per queue, from the workrow_queue_stats view. */
+    /**
+     * Open work per queue as {@code QueueAdmin.stats} shows it: {@link #queueDepth}, with every
+     * paused queue and every queue a runtime declared rules for, so that an idle queue is listed
+     * too.
+     */
     public List<QueueStats> queueStats() {
-        return jdbc.query(queueStats, (rs, row) -> new QueueStats(rs.getString("queue"), rs.getLong("pending"),
-                rs.getLong("due"), rs.getLong("running"), rs.getLong("completed"), rs.getLong("dead"),
-                rs.getLong("cancelled"), seconds(rs.getDouble("oldest_due_seconds")), rs.getInt("max_attempts_used"),
-                rs.getBoolean("paused"), rs.getLong("scheduled")));
+        Map<String, QueueDepth> depths = new TreeMap<>();
+        for (QueueDepth depth : queueDepth()) {
+            depths.put(depth.queue(), depth);
+        }
+        Set<String> paused = new HashSet<>(pausedQueues());
+        paused.forEach(queue -> depths.putIfAbsent(queue, QueueDepth.empty(queue)));
+        queueRules.list().forEach(declared -> depths.putIfAbsent(declared.rule().queue(),
+                QueueDepth.empty(declared.rule().queue())));
+        return depths.values().stream().map(depth -> new QueueStats(depth.queue(), depth.pending(), depth.due(),
+                depth.scheduled(), depth.running(), depth.dead(), depth.lag(), paused.contains(depth.queue())))
+                .toList();
     }
 
-    /** Open work per queue (pending, scheduled, running, dead, lag), from the partial indexes only. */
+    /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
     public List<QueueDepth> queueDepth() {
-        Map<String, long[]> counts = new java.util.TreeMap<>();
+        Map<String, long[]> counts = new TreeMap<>();
         Map<String, Double> lags = new HashMap<>();
         timed.query(queueDepth, (RowCallbackHandler) rs -> {
-            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[4]);
+            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[5]);
             switch (rs.getString("status")) {
                 case "pending" -> {
                     byStatus[0] = rs.getLong("jobs");
+                    byStatus[1] = rs.getLong("due");
                     lags.put(rs.getString("queue"), rs.getDouble("lag_seconds"));
                 }
-                case "scheduled" -> byStatus[1] = rs.getLong("jobs");
-                case "running" -> byStatus[2] = rs.getLong("jobs");
-                default -> byStatus[3] = rs.getLong("jobs");
+                case "scheduled" -> byStatus[2] = rs.getLong("jobs");
+                case "running" -> byStatus[3] = rs.getLong("jobs");
+                default -> byStatus[4] = rs.getLong("jobs");
             }
         });
         List<QueueDepth> depths = new ArrayList<>(counts.size());
         counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
-                byStatus[3], seconds(lags.getOrDefault(queue, 0.0)))));
+                byStatus[3], byStatus[4], seconds(lags.getOrDefault(queue, 0.0)))));
         return depths;
     }
 
@@ -628,10 +642,12 @@ public final class JobStore {
 
     /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
     public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
-        return timed.query(deadErrorGroups, (rs, row) -> new DeadErrorGroup(rs.getString("queue"),
+        RowMapper<DeadErrorGroup> group = (rs, row) -> new DeadErrorGroup(rs.getString("queue"),
                 rs.getString("error"), rs.getLong("jobs"), instant(rs, "last_died_at"),
-                List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example")),
-                queue, queue, limit);
+                List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example"));
+        return queue == null
+                ? timed.query(deadErrorGroups, group, QueueAdmin.DEAD_GROUP_SAMPLE, limit)
+                : timed.query(deadErrorGroupsOfQueue, group, queue, QueueAdmin.DEAD_GROUP_SAMPLE, limit);
     }
 
     /** One job's whole row, or empty. */

@@ -9,12 +9,14 @@ import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobFailure;
 import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RecoveryRule;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Timestamp;
 import java.time.Duration;
@@ -55,20 +57,56 @@ class JdbcQueueAdminTests {
     }
 
     @Test
-    void statsCountEachQueueByStatus() {
+    void statsCountEachQueuesOpenWorkAndListIdlePausedAndDeclaredQueues() {
         deadJob("webhooks", "HTTP 500");
         jobQueue.enqueue("webhooks", new Hook("a"));
         jobQueue.enqueue("webhooks", new Hook("b"));
+        jobQueue.enqueue(JobRequest.of("webhooks", new Hook("later")).delay(Duration.ofHours(1)));
         jobQueue.enqueue("emails", new Hook("c"));
+        jobQueue.enqueue("emails", new Hook("d"));
         database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '90 seconds' WHERE queue = 'emails'");
+        store.claim("emails", "w", 1, Duration.ofMinutes(1));
+        // History is not read: a queue with only completed jobs is not listed.
+        database.jdbc().update("""
+                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, finished_at)
+                SELECT 'archive', 0, '{}', 'completed', 1, 5, now() FROM generate_series(1, 3)
+                """);
+        admin.pause("reports", "month end");
+        store.queueRules().declare("w", List.of(new RecoveryRule("thumbnails", 1000, 2.0, 60_000, 0.1, 0)));
 
         List<QueueStats> stats = admin.stats();
 
-        assertThat(stats).extracting(QueueStats::queue).containsExactly("emails", "webhooks");
-        QueueStats webhooks = stats.get(1);
-        assertThat(webhooks.pending()).isEqualTo(2);
-        assertThat(webhooks.dead()).isEqualTo(1);
+        assertThat(stats).extracting(QueueStats::queue).containsExactly("emails", "reports", "thumbnails", "webhooks");
+        assertThat(stats.get(0)).extracting(QueueStats::pending, QueueStats::due, QueueStats::running,
+                QueueStats::scheduled, QueueStats::dead, QueueStats::paused).containsExactly(1L, 1L, 1L, 0L, 0L, false);
         assertThat(stats.get(0).oldestDueAge()).isGreaterThanOrEqualTo(Duration.ofSeconds(89));
+        assertThat(stats.get(1)).isEqualTo(new QueueStats("reports", 0, 0, 0, 0, 0, Duration.ZERO, true));
+        assertThat(stats.get(2)).isEqualTo(new QueueStats("thumbnails", 0, 0, 0, 0, 0, Duration.ZERO, false));
+        assertThat(stats.get(3)).extracting(QueueStats::pending, QueueStats::due, QueueStats::running,
+                QueueStats::scheduled, QueueStats::dead, QueueStats::paused).containsExactly(2L, 2L, 0L, 1L, 1L, false);
+    }
+
+    @Test
+    void deadGroupsAreCountedAmongTheNewestDeadJobsOnly() {
+        // An old kind, then a sample's worth of newer jobs of another kind, in one queue; one more in another.
+        database.jdbc().update("""
+                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, last_error,
+                                         finished_at)
+                SELECT 'webhooks', 0, '{}', 'dead', 5, 5,
+                       CASE WHEN i <= 3 THEN 'java.lang.IllegalStateException: old' ELSE 'HTTP 503' END,
+                       now() - interval '1 hour' + i * interval '1 millisecond'
+                FROM generate_series(1, 3 + ?) AS i
+                """, QueueAdmin.DEAD_GROUP_SAMPLE);
+        deadJob("emails", "HTTP 500");
+
+        assertThat(admin.deadErrorGroups(null, 10)).extracting(DeadErrorGroup::queue, DeadErrorGroup::error,
+                DeadErrorGroup::jobs).containsExactly(tuple("webhooks", "HTTP 503", 9_999L), tuple("emails", "HTTP 500", 1L));
+        assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error, DeadErrorGroup::jobs)
+                .containsExactly(tuple("HTTP 503", (long) QueueAdmin.DEAD_GROUP_SAMPLE));
+        assertThat(admin.retryDeadGroup("webhooks", "java.lang.IllegalStateException"))
+                .as("the old kind is still retried whole").isEqualTo(3);
+        assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error, DeadErrorGroup::jobs)
+                .containsExactly(tuple("HTTP 503", (long) QueueAdmin.DEAD_GROUP_SAMPLE));
     }
 
     @Test

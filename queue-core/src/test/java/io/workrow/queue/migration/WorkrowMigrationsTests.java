@@ -47,7 +47,7 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(11);
+        assertThat(migrations.migrate()).isEqualTo(12);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
@@ -55,7 +55,7 @@ class WorkrowMigrationsTests {
                         + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(15);
+                Integer.class)).isEqualTo(16);
     }
 
     @Test
@@ -71,7 +71,7 @@ class WorkrowMigrationsTests {
                 """);
 
         assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
-                .as("versions 7 to 11").isEqualTo(5);
+                .as("versions 7 to 12").isEqualTo(6);
         assertThat(database.jdbc().queryForList(
                 "SELECT fairness_key FROM upgraded.workrow_job ORDER BY id", String.class))
                 .as("pending and dead jobs may still run and are keyed; finished history is left keyless")
@@ -91,7 +91,7 @@ class WorkrowMigrationsTests {
                 """);
 
         SqlIdentifier schema = SqlIdentifier.of("schema", "split");
-        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 11").isEqualTo(4);
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 12").isEqualTo(5);
         assertThat(new JobStore(database.dataSource(), schema)
                 .claim("reports", "w", 10, Duration.ofMinutes(1)))
                 .extracting(ClaimedJob::partitionKey)

@@ -14,11 +14,13 @@ import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.ResponseBody;
 
 /**
  * Serves the dashboard under {@code workrow.dashboard.path}: the page, its script and style, and
- * the two reads the page makes. It has no write of its own; the page writes to the
+ * the two reads the page makes ({@code api/overview?fresh=true} reads anew rather than sharing the
+ * last read, as the page does after its own writes). It has no write of its own; the page writes to the
  * {@code workrow} actuator endpoint.
  */
 @Controller
@@ -72,8 +74,8 @@ public class DashboardController {
 
     @GetMapping(path = "/api/overview", produces = MediaType.APPLICATION_JSON_VALUE)
     @ResponseBody
-    public ResponseEntity<DashboardOverview> overview() {
-        return ResponseEntity.ok().cacheControl(CacheControl.noStore()).body(reads.overview(writes.get()));
+    public ResponseEntity<DashboardOverview> overview(@RequestParam(defaultValue = "false") boolean fresh) {
+        return ResponseEntity.ok().cacheControl(CacheControl.noStore()).body(reads.overview(writes.get(), fresh));
     }
 
     @GetMapping(path = "/api/jobs/{id}", produces = MediaType.APPLICATION_JSON_VALUE)

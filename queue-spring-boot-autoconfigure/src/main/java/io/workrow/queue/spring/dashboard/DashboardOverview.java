@@ -8,10 +8,19 @@ import org.jspecify.annotations.Nullable;
  * milliseconds, so the page reads them the same whatever the application's JSON settings.
  *
  * @param now the server's clock when read, which the page measures leases and ages against
+ * @param deadGroupSample how many of the newest dead jobs the dead groups are counted among
+ * @param unavailable the parts that could not be read, each with the kind of failure; they are
+ *     shown empty
  */
 public record DashboardOverview(long now, long refreshMillis, Writes writes,
-        List<QueueView> queues, List<RunningJob> running, List<DeadGroup> deadGroups, List<Fairness> fairness,
-        List<Recurring> recurring) {
+        List<QueueView> queues, List<RunningJob> running, List<DeadGroup> deadGroups, int deadGroupSample,
+        List<Fairness> fairness, List<Recurring> recurring, List<String> unavailable) {
+
+    /** The same overview as another request may see it: writes are decided per request. */
+    DashboardOverview withWrites(Writes writes) {
+        return new DashboardOverview(now, refreshMillis, writes, queues, running, deadGroups, deadGroupSample, fairness,
+                recurring, unavailable);
+    }
 
     /**
      * Whether the page offers writes, or why not. Where it sends them is in the page itself, as
@@ -27,7 +36,7 @@ public record DashboardOverview(long now, long refreshMillis, Writes writes,
      * @param deadPerMinute dead jobs per minute over the same minutes
      */
     public record QueueView(String queue, long pending, long due, long scheduled, long running, long dead,
-            long completed, long cancelled, long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
+            long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
             List<Long> completedPerMinute, List<Long> deadPerMinute) {
     }
 

@@ -23,11 +23,21 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** What the page shows, read through {@link QueueAdmin} and shaped for it. */
+/**
+ * What the page shows, read through {@link QueueAdmin} and shaped for it. Every open page polls
+ * the overview; they share one read (see {@link #overview}), so a room of open dashboards costs
+ * the database what one does. Each part of the overview is read on its own: a part that fails is
+ * named in {@link DashboardOverview#unavailable()} and shown empty, and the rest of the page stays.
+ */
 final class DashboardReads {
+
+    private static final Logger log = LoggerFactory.getLogger(DashboardReads.class);
 
     /** Rows per list: a page for people, not an export. */
     static final int ROWS = 100;
@@ -35,11 +45,16 @@ final class DashboardReads {
     /** Dead groups shown: each reads the newest five of its kind. */
     static final int GROUPS = 20;
 
+    /** The longest one overview read serves the pages that poll after it. */
+    private static final Duration SHARED_FOR = Duration.ofSeconds(2);
+
     private final QueueAdmin admin;
     private final ThroughputHistory throughput;
     private final Clock clock;
     private final boolean showPayloads;
     private final long refreshMillis;
+    private final Duration sharedFor;
+    private @Nullable DashboardOverview shared;
 
     DashboardReads(QueueAdmin admin, Clock clock, boolean showPayloads, Duration refreshInterval) {
         this.admin = admin;
@@ -47,53 +62,84 @@ final class DashboardReads {
         this.clock = clock;
         this.showPayloads = showPayloads;
         this.refreshMillis = refreshInterval.toMillis();
+        Duration half = refreshInterval.dividedBy(2);
+        this.sharedFor = half.compareTo(SHARED_FOR) < 0 ? half : SHARED_FOR;
     }
 
     /**
-     * The overview, read afresh for each request: a page reads it again right after a write it
-     * sent to the endpoint, and must see the write.
+     * The overview. Requests share one read for up to half the refresh interval (at most
+     * {@link #SHARED_FOR}), and requests that arrive while it is being read wait for it instead of
+     * reading again. {@code fresh} reads anew whatever the age of the last read: the page asks
+     * for it right after a write it sent to the endpoint, and must see the write.
      */
-    DashboardOverview overview(DashboardWrites writes) {
+    DashboardOverview overview(DashboardWrites writes, boolean fresh) {
+        DashboardOverview overview;
+        synchronized (this) {
+            if (fresh || shared == null || !clock.instant().isBefore(Instant.ofEpochMilli(shared.now()).plus(sharedFor))) {
+                shared = read();
+            }
+            overview = shared;
+        }
+        return overview.withWrites(new Writes(writes.allowed(), writes.reason()));
+    }
+
+    private DashboardOverview read() {
         Instant now = clock.instant();
-        Map<String, BreakerStatus> breakers = admin.breakers().stream()
-                .collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
-        Map<String, QueueStats> stats = admin.stats().stream()
+        List<String> unavailable = new ArrayList<>();
+        Map<String, BreakerStatus> breakers = part("breakers", unavailable, List::<BreakerStatus>of, admin::breakers)
+                .stream().collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
+        Map<String, QueueStats> stats = part("queues", unavailable, List::<QueueStats>of, admin::stats).stream()
                 .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
-        List<String> paused = admin.pausedQueues();
+        List<String> paused = part("paused queues", unavailable, List::<String>of, admin::pausedQueues);
         TreeSet<String> names = new TreeSet<>(stats.keySet());
         names.addAll(paused);
         names.addAll(breakers.keySet());
-        Map<String, long[][]> perMinute = perMinute(throughput.lastHour(), now);
+        Map<String, long[][]> perMinute = perMinute(
+                part("throughput", unavailable, List::<FinishedPerMinute>of, throughput::lastHour), now);
         List<QueueView> queues = new ArrayList<>();
         for (String name : names) {
-            QueueStats row = stats.get(name);
+            QueueStats row = stats.getOrDefault(name, new QueueStats(name, 0, 0, 0, 0, 0, Duration.ZERO, false));
             long[][] series = perMinute.getOrDefault(name, new long[2][ThroughputHistory.MINUTES]);
-            queues.add(row == null
-                    ? new QueueView(name, 0, 0, 0, 0, 0, 0, 0, 0, paused.contains(name), breaker(breakers.get(name)),
-                            boxed(series[0]), boxed(series[1]))
-                    : new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
-                            row.completed(), row.cancelled(), row.oldestDueAge().toMillis(),
-                            row.paused() || paused.contains(name), breaker(breakers.get(name)), boxed(series[0]),
-                            boxed(series[1])));
+            queues.add(new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
+                    row.oldestDueAge().toMillis(), row.paused() || paused.contains(name), breaker(breakers.get(name)),
+                    boxed(series[0]), boxed(series[1])));
         }
-        return new DashboardOverview(now.toEpochMilli(), refreshMillis, new Writes(writes.allowed(), writes.reason()),
-                queues,
-                admin.runningJobs(null, ROWS).stream()
+        List<RunningJob> running = part("running jobs", unavailable, List::<RunningJob>of,
+                () -> admin.runningJobs(null, ROWS).stream()
                         .map(job -> new RunningJob(job.id(), job.queue(), job.attempts(), job.maxAttempts(),
                                 job.claimedBy(), millis(job.leaseExpiresAt()), millis(job.runAt())))
-                        .toList(),
-                admin.deadErrorGroups(null, GROUPS).stream()
+                        .toList());
+        List<DeadGroup> deadGroups = part("dead jobs", unavailable, List::<DeadGroup>of,
+                () -> admin.deadErrorGroups(null, GROUPS).stream()
                         .map(group -> new DeadGroup(group.queue(), group.error(), group.jobs(),
                                 millis(group.lastDiedAt()), group.newestIds(), group.example()))
-                        .toList(),
-                admin.fairnessSettings(null, ROWS).stream()
+                        .toList());
+        List<Fairness> fairness = part("fairness", unavailable, List::<Fairness>of,
+                () -> admin.fairnessSettings(null, ROWS).stream()
                         .map(setting -> new Fairness(setting.queue(), setting.fairnessKey(), setting.weight(),
                                 setting.ratePerMinute()))
-                        .toList(),
-                admin.recurringJobs().stream()
+                        .toList());
+        List<Recurring> recurring = part("recurring jobs", unavailable, List::<Recurring>of,
+                () -> admin.recurringJobs().stream()
                         .map(job -> new Recurring(job.name(), job.queue(), job.cron(), job.zone(),
                                 millis(job.lastTick()), millis(job.nextTick())))
                         .toList());
+        return new DashboardOverview(now.toEpochMilli(), refreshMillis, new Writes(false, null), queues, running,
+                deadGroups, QueueAdmin.DEAD_GROUP_SAMPLE, fairness, recurring, List.copyOf(unavailable));
+    }
+
+    /**
+     * One part of the overview, or {@code empty} with the part named in {@code unavailable} when
+     * reading it fails, so that one slow or broken read costs its own section, not the page.
+     */
+    private static <T> T part(String name, List<String> unavailable, Supplier<T> empty, Supplier<T> read) {
+        try {
+            return read.get();
+        } catch (RuntimeException e) {
+            log.warn("Dashboard could not read {}; the page shows it as unavailable", name, e);
+            unavailable.add(name + ": " + e.getClass().getSimpleName());
+            return empty.get();
+        }
     }
 
     /** One job's row, its payload, headers and step withheld unless the page may show them. */

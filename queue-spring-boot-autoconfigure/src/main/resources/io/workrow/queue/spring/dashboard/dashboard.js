@@ -98,7 +98,7 @@
     } catch (e) {
       show(`Failed: ${action} on ${queue}: ${e.message}`, true);
     }
-    await refresh();
+    await refresh(true);
     if (openJobId !== null) await openJob(openJobId);
   }
 
@@ -160,23 +160,32 @@
   }
 
   function renderDead() {
+    // With more dead jobs than the server groups, a group's count is its share of the newest ones:
+    // a lower bound, and the buttons act on the whole group.
+    const dead = overview.queues.reduce((total, queue) => total + queue.dead, 0);
+    const sampled = dead > overview.deadGroupSample;
     const body = $('dead').tBodies[0];
     body.replaceChildren(...overview.deadGroups.map(group => el('tr', { 'data-queue': group.queue, 'data-error': group.error },
       el('td', {}, group.queue),
       el('td', { class: 'error', title: group.example || '' }, group.error || '(no error)',
         group.example && group.example !== group.error ? el('div', { class: 'muted' }, group.example) : null),
-      el('td', { class: 'num' }, group.jobs),
+      el('td', { class: 'num' }, sampled ? `≥ ${group.jobs}` : group.jobs),
       el('td', { title: time(group.lastDiedAt) }, ago(group.lastDiedAt)),
       el('td', {}, group.newestIds.map(jobLink)),
       el('td', { class: 'actions' }, overview.writes.allowed
         ? [el('button', { type: 'button', class: 'retry-group', onclick: () => write(group.queue, 'retry', { group: group.error },
           result => `Retried ${result.retried} dead job(s) of ${group.queue} (${group.error || 'no error'}).`) },
-          group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry'),
-          confirmButton(`group:${group.queue}:${group.error}:${group.jobs}`, group.jobs > 1 ? `Cancel all ${group.jobs}` : 'Cancel',
-            group.jobs > 1 ? `Really cancel ${group.jobs}?` : 'Really cancel?', { 'data-action': 'cancel-group' }, () => write(group.queue, 'cancel-dead', { group: group.error },
+          sampled ? 'Retry all' : group.jobs > 1 ? `Retry all ${group.jobs}` : 'Retry'),
+          confirmButton(`group:${group.queue}:${group.error}:${group.jobs}`,
+            sampled ? 'Cancel all' : group.jobs > 1 ? `Cancel all ${group.jobs}` : 'Cancel',
+            sampled ? 'Really cancel all?' : group.jobs > 1 ? `Really cancel ${group.jobs}?` : 'Really cancel?',
+            { 'data-action': 'cancel-group' }, () => write(group.queue, 'cancel-dead', { group: group.error },
               result => `Cancelled ${result.cancelled} dead job(s) of ${group.queue} (${group.error || 'no error'}).`))]
         : null))));
     $('dead-empty').hidden = overview.deadGroups.length > 0;
+    $('dead-sampled').hidden = !sampled;
+    $('dead-sampled').textContent = sampled
+      ? `${dead} jobs are dead; the groups are counted among the newest ${overview.deadGroupSample}.` : '';
   }
 
   function renderRunning() {
@@ -273,6 +282,10 @@
     const status = $('writes-status');
     status.hidden = overview.writes.allowed;
     status.textContent = overview.writes.reason || '';
+    const unavailable = $('unavailable');
+    unavailable.hidden = overview.unavailable.length === 0;
+    unavailable.textContent = overview.unavailable.length === 0 ? ''
+      : `Could not read ${overview.unavailable.join('; ')}. Shown empty; the rest is current.`;
     renderQueues();
     renderDead();
     renderRunning();
@@ -282,11 +295,14 @@
   // Reads are numbered: a read that a later one overtook is dropped, and only the newest read
   // sets the next timer, so overlapping refreshes (a timer and a write) never start two chains.
   let reads = 0;
-  async function refresh() {
+  // Open pages share the server's last read for a moment; after a write of its own the page asks
+  // for a fresh one, which must show the write.
+  async function refresh(fresh) {
     const read = ++reads;
     clearTimeout(timer);
     try {
-      const response = await request(`${base}/api/overview`, { headers: { Accept: 'application/json' } });
+      const response = await request(`${base}/api/overview${fresh ? '?fresh=true' : ''}`,
+        { headers: { Accept: 'application/json' } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const fresh = await response.json();
       if (read !== reads) return;
@@ -303,7 +319,7 @@
   }
 
   document.addEventListener('DOMContentLoaded', () => {
-    $('refresh-now').addEventListener('click', () => refresh());
+    $('refresh-now').addEventListener('click', () => refresh(true));
     $('job-close').addEventListener('click', () => { $('job').hidden = true; openJobId = null; history.replaceState(null, '', location.pathname); });
     window.addEventListener('hashchange', openJobFromHash);
     refresh().then(openJobFromHash);
