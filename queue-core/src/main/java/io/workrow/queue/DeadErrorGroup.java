@@ -9,7 +9,8 @@ import java.util.List;
  * ({@code "lease expired"} for the engine's lease expiries, {@code ""} for no error).
  * {@link QueueAdmin#retryDeadGroup(String, String)} with {@link #error()} retries the group.
  *
- * @param jobs how many dead jobs the group has among the newest {@value QueueAdmin#DEAD_GROUP_SAMPLE}
+ * @param jobs how many of the newest {@value QueueAdmin#DEAD_GROUP_SAMPLE} dead jobs are of the group (all
+ *     of its jobs when fewer have died; 0 when its jobs are all older)
  * @param lastDiedAt when the newest of them died
  * @param newestIds the ids of the newest few, newest first
  * @param example the newest one's whole {@code last_error}

@@ -17,9 +17,10 @@ public interface QueueAdmin {
 
     /**
      * Per queue: open work (pending, due, scheduled, running), dead jobs, how long the oldest due
-     * job has waited, and whether the queue is paused; every paused queue and every queue a
-     * runtime declared is listed, idle or not. Read from the indexes of open and dead jobs only,
-     * so its cost does not grow with the finished history.
+     * job has waited, and whether the queue is paused. A queue is listed when it has open or dead
+     * jobs, is paused, or a runtime has declared it (its row in {@code workrow_queue_rule}, kept
+     * until deleted by hand). Read from the indexes of open and dead jobs only, so that completed
+     * and cancelled history costs it nothing.
      */
     List<QueueStats> stats();
 
@@ -38,9 +39,10 @@ public interface QueueAdmin {
      * the default error describer); the engine's "lease expired ..." errors are one kind, and jobs
      * without an error the kind {@code ""}. {@link #retryDeadGroup} retries one group.
      *
-     * <p>The groups are counted among the newest {@value #DEAD_GROUP_SAMPLE} dead jobs (of
-     * {@code queue}, when given), so that the read stays short however many have died. When more
-     * are dead, a group's {@link DeadErrorGroup#jobs()} is its share of those newest ones, while
+     * <p>Every kind is listed (up to a thousand kinds), but jobs are counted only among the newest
+     * {@value #DEAD_GROUP_SAMPLE} dead jobs (of {@code queue}, when given), so that the read stays
+     * short however many have died. When more are dead, a group's {@link DeadErrorGroup#jobs()}
+     * is its share of those newest ones, 0 for a kind none of them has, while
      * {@link #retryDeadGroup} and {@link #cancelDeadGroup} still act on the whole group.
      */
     List<DeadErrorGroup> deadErrorGroups(String queue, int limit);

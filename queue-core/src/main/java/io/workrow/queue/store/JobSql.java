@@ -973,43 +973,80 @@ final class JobSql {
                  ELSE split_part(last_error, ':', 1) END""";
 
     /**
-     * Dead jobs grouped by queue and kind of error, largest group first, counted among the newest
-     * dead jobs (at most the first parameter's number of them): the walk takes them in
-     * workrow_job_finished_idx's order (status, finished_at) and stops there, so a dead list of
-     * millions costs what a few thousand do. Each group's newest five and the example error come
-     * from the same rows. {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for one queue.
+     * Dead jobs grouped by queue and kind of error, largest group first. Every kind is listed,
+     * found by a skip scan of workrow_job_dead_kind_idx (one probe per kind, at most
+     * {@link #DEAD_KINDS_LISTED} kinds), but jobs are counted only among the newest dead jobs (at
+     * most the first parameter's number): a walk of workrow_job_finished_idx in its order
+     * (status, finished_at) that stops there, so a dead list of millions costs what a few
+     * thousand do. A kind with no job among those newest has the count 0. The groups returned
+     * (the second parameter's number) read their newest five as the first entries of their own
+     * range of workrow_job_dead_kind_idx. {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for
+     * one queue.
      */
     static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "status");
 
     /**
-     * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the second parameter), walking
-     * workrow_job_dead_idx (queue, finished_at), so that a queue with few dead jobs among many
-     * does not read the others'.
+     * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the first three parameters, the same queue
+     * each), sampling through workrow_job_dead_idx (queue, finished_at), so that a queue with few
+     * dead jobs among many does not read the others'.
      */
     static final String JOB_DEAD_ERROR_GROUPS_OF_QUEUE = deadErrorGroups("AND queue = ?", "queue");
 
-    private static String deadErrorGroups(String queueFilter, String leadingColumn) {
+    /** The most kinds of error {@link #JOB_DEAD_ERROR_GROUPS} lists, however many there are. */
+    static final int DEAD_KINDS_LISTED = 1000;
+
+    private static String deadErrorGroups(String queueFilter, String sampleOrder) {
         return """
-                WITH newest AS (
-                    SELECT id, queue, finished_at, last_error, {error_kind} AS error
+                WITH RECURSIVE kinds AS (
+                    (SELECT queue, {error_kind} AS error
+                     FROM {job}
+                     WHERE status = 'dead' {queue_filter}
+                     ORDER BY queue, {error_kind}
+                     LIMIT 1)
+                    UNION ALL
+                    SELECT next.queue, next.error
+                    FROM kinds
+                    CROSS JOIN LATERAL (
+                        SELECT queue, {error_kind} AS error
+                        FROM {job}
+                        WHERE status = 'dead' {queue_filter}
+                          AND (queue, {error_kind}) > (kinds.queue, kinds.error)
+                        ORDER BY queue, {error_kind}
+                        LIMIT 1
+                    ) AS next
+                ), newest AS (
+                    SELECT queue, {error_kind} AS error, finished_at
                     FROM {job}
                     WHERE status = 'dead' {queue_filter}
-                    ORDER BY {leading_column}, finished_at DESC
+                    ORDER BY {sample_order}, finished_at DESC
                     LIMIT ?
-                ), grouped AS (
-                    SELECT queue, error, count(*) AS jobs, max(finished_at) AS last_died_at,
-                           (array_agg(id ORDER BY finished_at DESC, id DESC))[1:5] AS newest_ids
+                ), sampled AS (
+                    SELECT queue, error, count(*) AS jobs, max(finished_at) AS last_died_at
                     FROM newest
                     GROUP BY queue, error
-                    ORDER BY jobs DESC, last_died_at DESC, queue, error
+                ), grouped AS (
+                    SELECT queue, error, coalesce(sampled.jobs, 0) AS jobs
+                    FROM (SELECT queue, error FROM kinds LIMIT {kinds_listed}) AS listed
+                    FULL JOIN sampled USING (queue, error)
+                    ORDER BY jobs DESC, sampled.last_died_at DESC NULLS LAST, queue, error
                     LIMIT ?
                 )
-                SELECT grouped.queue, grouped.error, grouped.jobs, grouped.last_died_at, grouped.newest_ids,
-                       newest.last_error AS example
+                SELECT grouped.queue, grouped.error, grouped.jobs, newest.last_died_at, newest.newest_ids,
+                       newest.example
                 FROM grouped
-                JOIN newest ON newest.id = grouped.newest_ids[1]
-                ORDER BY grouped.jobs DESC, grouped.last_died_at DESC, grouped.queue, grouped.error
-                """.replace("{queue_filter}", queueFilter).replace("{leading_column}", leadingColumn);
+                CROSS JOIN LATERAL (
+                    SELECT max(finished_at) AS last_died_at,
+                           array_agg(id ORDER BY finished_at DESC, id DESC) AS newest_ids,
+                           (array_agg(last_error ORDER BY finished_at DESC, id DESC))[1] AS example
+                    FROM (SELECT id, finished_at, last_error
+                          FROM {job}
+                          WHERE status = 'dead' AND queue = grouped.queue AND {error_kind} = grouped.error
+                          ORDER BY finished_at DESC, id DESC
+                          LIMIT 5) AS five
+                ) AS newest
+                ORDER BY grouped.jobs DESC, newest.last_died_at DESC, grouped.queue, grouped.error
+                """.replace("{queue_filter}", queueFilter).replace("{sample_order}", sampleOrder)
+                .replace("{kinds_listed}", Integer.toString(DEAD_KINDS_LISTED));
     }
 
     /** One job's whole row, by its primary key. */

@@ -575,8 +575,8 @@ public final class JobStore {
 
     /**
      * Open work per queue as {@code QueueAdmin.stats} shows it: {@link #queueDepth}, with every
-     * paused queue and every queue a runtime declared rules for, so that an idle queue is listed
-     * too.
+     * paused queue and every queue a runtime has declared rules for, so that an idle queue is
+     * listed too (and can be paused from the page).
      */
     public List<QueueStats> queueStats() {
         Map<String, QueueDepth> depths = new TreeMap<>();
@@ -647,7 +647,7 @@ public final class JobStore {
                 List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example"));
         return queue == null
                 ? timed.query(deadErrorGroups, group, QueueAdmin.DEAD_GROUP_SAMPLE, limit)
-                : timed.query(deadErrorGroupsOfQueue, group, queue, QueueAdmin.DEAD_GROUP_SAMPLE, limit);
+                : timed.query(deadErrorGroupsOfQueue, group, queue, queue, queue, QueueAdmin.DEAD_GROUP_SAMPLE, limit);
     }
 
     /** One job's whole row, or empty. */

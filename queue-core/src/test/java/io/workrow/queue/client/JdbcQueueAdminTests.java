@@ -99,10 +99,16 @@ class JdbcQueueAdminTests {
                 """, QueueAdmin.DEAD_GROUP_SAMPLE);
         deadJob("emails", "HTTP 500");
 
-        assertThat(admin.deadErrorGroups(null, 10)).extracting(DeadErrorGroup::queue, DeadErrorGroup::error,
-                DeadErrorGroup::jobs).containsExactly(tuple("webhooks", "HTTP 503", 9_999L), tuple("emails", "HTTP 500", 1L));
+        List<DeadErrorGroup> groups = admin.deadErrorGroups(null, 10);
+        assertThat(groups).extracting(DeadErrorGroup::queue, DeadErrorGroup::error, DeadErrorGroup::jobs)
+                .as("the old kind is listed, though none of its jobs is among the newest")
+                .containsExactly(tuple("webhooks", "HTTP 503", 9_999L), tuple("emails", "HTTP 500", 1L),
+                        tuple("webhooks", "java.lang.IllegalStateException", 0L));
+        assertThat(groups.get(2).newestIds()).hasSize(3);
+        assertThat(groups.get(2).example()).isEqualTo("java.lang.IllegalStateException: old");
         assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error, DeadErrorGroup::jobs)
-                .containsExactly(tuple("HTTP 503", (long) QueueAdmin.DEAD_GROUP_SAMPLE));
+                .containsExactly(tuple("HTTP 503", (long) QueueAdmin.DEAD_GROUP_SAMPLE),
+                        tuple("java.lang.IllegalStateException", 0L));
         assertThat(admin.retryDeadGroup("webhooks", "java.lang.IllegalStateException"))
                 .as("the old kind is still retried whole").isEqualTo(3);
         assertThat(admin.deadErrorGroups("webhooks", 10)).extracting(DeadErrorGroup::error, DeadErrorGroup::jobs)

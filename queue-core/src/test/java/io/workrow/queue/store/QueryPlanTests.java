@@ -104,9 +104,10 @@ class QueryPlanTests {
                 "null, null, 'q1', 'q1', null, null, 'boom', 'boom', now(), 5000",
                 Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
         CHECKS.put("JOB_CANCEL", new Check("bigint, text", "1, 'q1'", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_DEAD_ERROR_GROUPS", new Check("int, int", "10000, 50", Set.of("workrow_job_finished_idx")));
-        CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new Check("text, int, int", "'q1', 10000, 50",
-                Set.of("workrow_job_dead_idx")));
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS", new Check("int, int", "10000, 50",
+                Set.of("workrow_job_finished_idx", "workrow_job_dead_kind_idx"), true));
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new Check("text, text, text, int, int", "'q1', 'q1', 'q1', 10000, 50",
+                Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx"), true));
         CHECKS.put("JOB_CANCEL_DEAD", new Check("bigint[], bigint[], text, text, text, timestamptz, int", ids + ", " + ids
                 + ", 'q1', null, null, now(), 5000", Set.of("workrow_job_pkey", "workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
         CHECKS.put("JOB_CANCEL_DEAD (by kind)", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
@@ -182,7 +183,8 @@ class QueryPlanTests {
     void theKindOfErrorIsAnIndexConditionOfTheDeadKindIndex() throws Exception {
         List<String> failures = new ArrayList<>();
         try (Connection connection = database.dataSource().getConnection()) {
-            for (String name : List.of("JOB_RETRY_DEAD (by queue and kind)", "JOB_CANCEL_DEAD (by kind)")) {
+            for (String name : List.of("JOB_DEAD_ERROR_GROUPS", "JOB_DEAD_ERROR_GROUPS_OF_QUEUE",
+                    "JOB_RETRY_DEAD (by queue and kind)", "JOB_CANCEL_DEAD (by kind)")) {
                 String sql = JobSql.render((String) JobSql.class.getDeclaredField(name.split(" ")[0]).get(null),
                         database.schema());
                 String plan = explain(connection, sql, CHECKS.get(name), "force_custom_plan");

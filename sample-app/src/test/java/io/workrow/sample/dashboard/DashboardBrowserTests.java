@@ -104,6 +104,7 @@ class DashboardBrowserTests {
 
             awaitDead(jdbc, 2);
             browser.get("http://localhost:" + port + "/workrow");
+            browser.redraw(); // a page loaded within 2 s of the last read shares it; Refresh reads anew
             WebElement firstCancel = browser.find("#dead button[data-action='cancel-group']");
             firstCancel.click();
             browser.redraw();

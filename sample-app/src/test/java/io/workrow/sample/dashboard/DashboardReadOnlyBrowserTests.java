@@ -60,4 +60,32 @@ class DashboardReadOnlyBrowserTests {
         assertThat(jdbc.queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, dead))
                 .isEqualTo("dead");
     }
+
+    @Test
+    void aPartThatCannotBeReadIsNamedWhileTheRestOfThePageIsShown() throws Exception {
+        DashboardBrowserTests.placeOrder(port, "poison");
+        DashboardBrowserTests.awaitDead(jdbc, 1);
+        try (DashboardBrowser browser = DashboardBrowser.open()) {
+            browser.get("http://localhost:" + port + "/workrow");
+            assertThat(browser.findAll("#unavailable")).singleElement()
+                    .satisfies(banner -> assertThat(banner.isDisplayed()).isFalse());
+
+            // The recurring jobs' table gone for a moment, as a lock or a revoked grant would make it.
+            jdbc.execute("ALTER TABLE workrow_recurring RENAME TO workrow_recurring_away");
+            try {
+                browser.redraw();
+                assertThat(browser.find("#unavailable").getText())
+                        .startsWith("Could not read recurring jobs: BadSqlGrammarException.");
+                assertThat(browser.find("#queues tr[data-queue='send-receipt']").getText()).contains("send-receipt");
+                assertThat(browser.find("#dead tr[data-queue='send-receipt']").getText())
+                        .contains(DashboardBrowserTests.DEAD_ERROR);
+                browser.screenshot("part-unavailable");
+            } finally {
+                jdbc.execute("ALTER TABLE workrow_recurring_away RENAME TO workrow_recurring");
+            }
+            browser.redraw();
+            assertThat(browser.findAll("#unavailable")).singleElement()
+                    .satisfies(banner -> assertThat(banner.isDisplayed()).isFalse());
+        }
+    }
 }

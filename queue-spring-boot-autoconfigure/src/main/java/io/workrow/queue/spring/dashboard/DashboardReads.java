@@ -48,6 +48,12 @@ final class DashboardReads {
     /** The longest one overview read serves the pages that poll after it. */
     private static final Duration SHARED_FOR = Duration.ofSeconds(2);
 
+    /**
+     * Parts not begun this long after the read began are left out: with the statement timeout
+     * (10 s by default) the slowest answer stays inside the page's 15 s wait.
+     */
+    static final Duration READ_WITHIN = Duration.ofSeconds(4);
+
     private final QueueAdmin admin;
     private final ThroughputHistory throughput;
     private final Clock clock;
@@ -55,6 +61,8 @@ final class DashboardReads {
     private final long refreshMillis;
     private final Duration sharedFor;
     private @Nullable DashboardOverview shared;
+    private Instant sharedStarted = Instant.MIN;
+    private Instant sharedEnded = Instant.MIN;
 
     DashboardReads(QueueAdmin admin, Clock clock, boolean showPayloads, Duration refreshInterval) {
         this.admin = admin;
@@ -67,35 +75,40 @@ final class DashboardReads {
     }
 
     /**
-     * The overview. Requests share one read for up to half the refresh interval (at most
-     * {@link #SHARED_FOR}), and requests that arrive while it is being read wait for it instead of
-     * reading again. {@code fresh} reads anew whatever the age of the last read: the page asks
-     * for it right after a write it sent to the endpoint, and must see the write.
+     * The overview. A read serves the requests that arrive within half the refresh interval (at
+     * most {@link #SHARED_FOR}) after it ended, and requests that arrive while it runs wait for it
+     * instead of reading again. {@code fresh} asks for a read that began after the request
+     * arrived, whatever the age of the last one: the page asks for it right after a write it sent
+     * to the endpoint, and must see the write; fresh requests that wait together share one read.
      */
     DashboardOverview overview(DashboardWrites writes, boolean fresh) {
+        Instant asked = clock.instant();
         DashboardOverview overview;
         synchronized (this) {
-            if (fresh || shared == null || !clock.instant().isBefore(Instant.ofEpochMilli(shared.now()).plus(sharedFor))) {
-                shared = read();
+            boolean usable = shared != null && (fresh ? sharedStarted.isAfter(asked)
+                    : clock.instant().isBefore(sharedEnded.plus(sharedFor)));
+            if (!usable) {
+                sharedStarted = clock.instant();
+                shared = read(sharedStarted);
+                sharedEnded = clock.instant();
             }
             overview = shared;
         }
         return overview.withWrites(new Writes(writes.allowed(), writes.reason()));
     }
 
-    private DashboardOverview read() {
-        Instant now = clock.instant();
-        List<String> unavailable = new ArrayList<>();
-        Map<String, BreakerStatus> breakers = part("breakers", unavailable, List::<BreakerStatus>of, admin::breakers)
+    private DashboardOverview read(Instant now) {
+        Parts parts = new Parts(now.plus(READ_WITHIN));
+        Map<String, BreakerStatus> breakers = parts.read("breakers", List::<BreakerStatus>of, admin::breakers)
                 .stream().collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
-        Map<String, QueueStats> stats = part("queues", unavailable, List::<QueueStats>of, admin::stats).stream()
+        Map<String, QueueStats> stats = parts.read("queues", List::<QueueStats>of, admin::stats).stream()
                 .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
-        List<String> paused = part("paused queues", unavailable, List::<String>of, admin::pausedQueues);
+        List<String> paused = parts.read("paused queues", List::<String>of, admin::pausedQueues);
         TreeSet<String> names = new TreeSet<>(stats.keySet());
         names.addAll(paused);
         names.addAll(breakers.keySet());
         Map<String, long[][]> perMinute = perMinute(
-                part("throughput", unavailable, List::<FinishedPerMinute>of, throughput::lastHour), now);
+                parts.read("throughput", List::<FinishedPerMinute>of, throughput::lastHour), now);
         List<QueueView> queues = new ArrayList<>();
         for (String name : names) {
             QueueStats row = stats.getOrDefault(name, new QueueStats(name, 0, 0, 0, 0, 0, Duration.ZERO, false));
@@ -104,41 +117,56 @@ final class DashboardReads {
                     row.oldestDueAge().toMillis(), row.paused() || paused.contains(name), breaker(breakers.get(name)),
                     boxed(series[0]), boxed(series[1])));
         }
-        List<RunningJob> running = part("running jobs", unavailable, List::<RunningJob>of,
+        List<RunningJob> running = parts.read("running jobs", List::<RunningJob>of,
                 () -> admin.runningJobs(null, ROWS).stream()
                         .map(job -> new RunningJob(job.id(), job.queue(), job.attempts(), job.maxAttempts(),
                                 job.claimedBy(), millis(job.leaseExpiresAt()), millis(job.runAt())))
                         .toList());
-        List<DeadGroup> deadGroups = part("dead jobs", unavailable, List::<DeadGroup>of,
+        List<DeadGroup> deadGroups = parts.read("dead jobs", List::<DeadGroup>of,
                 () -> admin.deadErrorGroups(null, GROUPS).stream()
                         .map(group -> new DeadGroup(group.queue(), group.error(), group.jobs(),
                                 millis(group.lastDiedAt()), group.newestIds(), group.example()))
                         .toList());
-        List<Fairness> fairness = part("fairness", unavailable, List::<Fairness>of,
+        List<Fairness> fairness = parts.read("fairness", List::<Fairness>of,
                 () -> admin.fairnessSettings(null, ROWS).stream()
                         .map(setting -> new Fairness(setting.queue(), setting.fairnessKey(), setting.weight(),
                                 setting.ratePerMinute()))
                         .toList());
-        List<Recurring> recurring = part("recurring jobs", unavailable, List::<Recurring>of,
+        List<Recurring> recurring = parts.read("recurring jobs", List::<Recurring>of,
                 () -> admin.recurringJobs().stream()
                         .map(job -> new Recurring(job.name(), job.queue(), job.cron(), job.zone(),
                                 millis(job.lastTick()), millis(job.nextTick())))
                         .toList());
         return new DashboardOverview(now.toEpochMilli(), refreshMillis, new Writes(false, null), queues, running,
-                deadGroups, QueueAdmin.DEAD_GROUP_SAMPLE, fairness, recurring, List.copyOf(unavailable));
+                deadGroups, QueueAdmin.DEAD_GROUP_SAMPLE, fairness, recurring, List.copyOf(parts.unavailable));
     }
 
     /**
-     * One part of the overview, or {@code empty} with the part named in {@code unavailable} when
-     * reading it fails, so that one slow or broken read costs its own section, not the page.
+     * The parts of one overview, each read on its own: a part that fails, or that would begin
+     * after the read's time is up, is shown empty and named in {@code unavailable}, so that one
+     * slow or broken read costs its own section, not the page.
      */
-    private static <T> T part(String name, List<String> unavailable, Supplier<T> empty, Supplier<T> read) {
-        try {
-            return read.get();
-        } catch (RuntimeException e) {
-            log.warn("Dashboard could not read {}; the page shows it as unavailable", name, e);
-            unavailable.add(name + ": " + e.getClass().getSimpleName());
-            return empty.get();
+    private final class Parts {
+
+        private final Instant end;
+        private final List<String> unavailable = new ArrayList<>();
+
+        Parts(Instant end) {
+            this.end = end;
+        }
+
+        <T> T read(String name, Supplier<T> empty, Supplier<T> read) {
+            if (!clock.instant().isBefore(end)) {
+                unavailable.add(name + ": not read, the overview took over " + READ_WITHIN.toSeconds() + " s");
+                return empty.get();
+            }
+            try {
+                return read.get();
+            } catch (RuntimeException e) {
+                log.warn("Dashboard could not read {}; the page shows it as unavailable", name, e);
+                unavailable.add(name + ": " + e.getClass().getSimpleName());
+                return empty.get();
+            }
         }
     }
 

@@ -162,14 +162,17 @@
   function renderDead() {
     // With more dead jobs than the server groups, a group's count is its share of the newest ones:
     // a lower bound, and the buttons act on the whole group.
+    // A group counted 0 has only jobs older than those newest ones; without the queues' counts the
+    // total is unknown, so counts are not claimed to be whole either.
     const dead = overview.queues.reduce((total, queue) => total + queue.dead, 0);
-    const sampled = dead > overview.deadGroupSample;
+    const sampled = dead > overview.deadGroupSample || overview.deadGroups.some(group => group.jobs === 0)
+      || overview.unavailable.some(part => part.startsWith('queues'));
     const body = $('dead').tBodies[0];
     body.replaceChildren(...overview.deadGroups.map(group => el('tr', { 'data-queue': group.queue, 'data-error': group.error },
       el('td', {}, group.queue),
       el('td', { class: 'error', title: group.example || '' }, group.error || '(no error)',
         group.example && group.example !== group.error ? el('div', { class: 'muted' }, group.example) : null),
-      el('td', { class: 'num' }, sampled ? `≥ ${group.jobs}` : group.jobs),
+      el('td', { class: 'num' }, group.jobs === 0 ? 'older' : sampled ? `≥ ${group.jobs}` : group.jobs),
       el('td', { title: time(group.lastDiedAt) }, ago(group.lastDiedAt)),
       el('td', {}, group.newestIds.map(jobLink)),
       el('td', { class: 'actions' }, overview.writes.allowed
@@ -185,7 +188,8 @@
     $('dead-empty').hidden = overview.deadGroups.length > 0;
     $('dead-sampled').hidden = !sampled;
     $('dead-sampled').textContent = sampled
-      ? `${dead} jobs are dead; the groups are counted among the newest ${overview.deadGroupSample}.` : '';
+      ? `Jobs are counted among the newest ${overview.deadGroupSample} dead jobs${dead > 0 ? ` of ${dead}` : ''};`
+        + ' "older": a kind none of them has. Retry all and Cancel all act on the whole group.' : '';
   }
 
   function renderRunning() {
@@ -304,9 +308,9 @@
       const response = await request(`${base}/api/overview${fresh ? '?fresh=true' : ''}`,
         { headers: { Accept: 'application/json' } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const fresh = await response.json();
+      const answer = await response.json();
       if (read !== reads) return;
-      overview = fresh;
+      overview = answer;
       render();
       document.body.dataset.loaded = 'true';
       document.body.dataset.rendered = String(read);

@@ -2,7 +2,10 @@ package io.workrow.queue.spring.dashboard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.Mockito.doAnswer;
 import static org.mockito.Mockito.doThrow;
+import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.spy;
 import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
@@ -106,7 +109,7 @@ class DashboardReadsTests {
         doThrow(new QueryTimeoutException("canceling statement due to statement timeout"))
                 .when(admin).finishedPerMinute(any());
         doThrow(new QueryTimeoutException("canceling statement due to statement timeout"))
-                .when(admin).deadErrorGroups(any(), org.mockito.ArgumentMatchers.anyInt());
+                .when(admin).deadErrorGroups(any(), anyInt());
 
         DashboardOverview overview = reads.overview(writes, false);
 
@@ -118,5 +121,51 @@ class DashboardReadsTests {
         });
         assertThat(overview.deadGroups()).isEmpty();
         assertThat(overview.writes().allowed()).isTrue();
+    }
+
+    @Test
+    void partsNotBegunWithinTheReadsTimeAreLeftOutSoThePageIsAnsweredInTime() {
+        doAnswer(call -> {
+            now.set(now.get().plus(DashboardReads.READ_WITHIN));
+            return call.callRealMethod();
+        }).when(admin).stats();
+
+        DashboardOverview overview = reads.overview(writes, false);
+
+        assertThat(overview.queues()).extracting(QueueView::queue).containsExactly("webhooks");
+        assertThat(overview.unavailable()).containsExactly("paused queues: not read, the overview took over 4 s",
+                "throughput: not read, the overview took over 4 s", "running jobs: not read, the overview took over 4 s",
+                "dead jobs: not read, the overview took over 4 s", "fairness: not read, the overview took over 4 s",
+                "recurring jobs: not read, the overview took over 4 s");
+        verify(admin, never()).runningJobs(any(), anyInt());
+    }
+
+    @Test
+    void aReadSlowerThanTheSharingWindowStillServesThePagesThatWaitedForIt() throws Exception {
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        doAnswer(call -> {
+            reading.countDown();
+            release.await();
+            now.set(now.get().plusSeconds(3));
+            return call.callRealMethod();
+        }).when(admin).stats();
+        ExecutorService pages = Executors.newFixedThreadPool(4);
+        try {
+            Future<DashboardOverview> first = pages.submit(() -> reads.overview(writes, false));
+            reading.await();
+            List<Future<DashboardOverview>> waiting = new ArrayList<>();
+            for (int page = 0; page < 3; page++) {
+                waiting.add(pages.submit(() -> reads.overview(writes, false)));
+            }
+            Thread.sleep(200);
+            release.countDown();
+            for (Future<DashboardOverview> page : waiting) {
+                assertThat(page.get().now()).isEqualTo(first.get().now());
+            }
+        } finally {
+            pages.shutdownNow();
+        }
+        verify(admin, times(1)).stats();
     }
 }
