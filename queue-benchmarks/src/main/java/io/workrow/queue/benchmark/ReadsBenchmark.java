@@ -18,7 +18,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * How long each read the dashboard, the {@code workrow} endpoint, the gauges and health make takes
  * against a table with a long history: {@code retained} finished jobs (completed over the last
- * seven days, one in a hundred dead, one in a thousand cancelled) and {@code jobs} scheduled ahead,
+ * seven days, one in a hundred dead with one of three kinds of error, one in a thousand cancelled)
+ * and {@code jobs} scheduled ahead,
  * plus a backlog of 10,000 pending and 100 running, in ten queues. The table is vacuumed and
  * analyzed after loading, as autovacuum would leave it; each read then runs {@code rounds} times
  * (after one warm-up) and its median and slowest are printed beside the target of 100 ms.
@@ -57,6 +58,8 @@ public final class ReadsBenchmark {
             reads.put("QueueAdmin.stats (dashboard overview, GET /actuator/workrow)", admin::stats);
             reads.put("QueueAdmin.runningJobs(100) (dashboard, endpoint)", () -> admin.runningJobs(null, 100));
             reads.put("QueueAdmin.deadErrorGroups(20) (dashboard)", () -> admin.deadErrorGroups(null, 20));
+            reads.put("QueueAdmin.deadErrorGroups(one queue, 20)",
+                    () -> admin.deadErrorGroups("queue-3", 20));
             reads.put("QueueAdmin.deadJobs(100) (endpoint)", () -> admin.deadJobs(null, null, 100));
             reads.put("QueueAdmin.finishedPerMinute(last hour) (dashboard chart)",
                     () -> admin.finishedPerMinute(Instant.now().minus(1, ChronoUnit.HOURS)));
@@ -101,11 +104,13 @@ public final class ReadsBenchmark {
         for (long from = 1; from <= finished; from += slice) {
             long to = Math.min(finished, from + slice - 1);
             jdbc.update("INSERT INTO " + job + " " + columns + """
-                     SELECT 'queue-' || (i %% %d), 0, '{"order": 1}',
+                     SELECT 'queue-' || ((i + i / 100) %% %d), 0, '{"order": 1}',
                             CASE WHEN i %% 1000 = 0 THEN 'cancelled' WHEN i %% 100 = 0 THEN 'dead' ELSE 'completed' END,
                             1, 5, done - interval '1 second',
                             CASE WHEN i %% 100 = 0 AND i %% 1000 <> 0
-                                 THEN 'java.net.SocketTimeoutException: Read timed out ' || (i %% 7) END,
+                                 THEN (ARRAY['java.net.SocketTimeoutException', 'java.io.IOException',
+                                             'java.lang.IllegalStateException'])[1 + (i / 100) %% 3]
+                                      || ': Read timed out ' || (i %% 7) END,
                             done - interval '1 second', done, done - interval '2 seconds'
                      FROM generate_series(?::bigint, ?::bigint) AS i,
                           LATERAL (SELECT now() - (i::float8 / ? * interval '7 days') AS done) AS t
