@@ -187,9 +187,10 @@
         : null))));
     $('dead-empty').hidden = overview.deadGroups.length > 0;
     $('dead-sampled').hidden = !sampled;
+    const older = overview.deadGroups.some(group => group.jobs === 0) ? ' "older": a kind none of them has.' : '';
     $('dead-sampled').textContent = sampled
-      ? `Jobs are counted among the newest ${overview.deadGroupSample} dead jobs${dead > 0 ? ` of ${dead}` : ''};`
-        + ' "older": a kind none of them has. Retry all and Cancel all act on the whole group.' : '';
+      ? `Jobs are counted among the newest ${overview.deadGroupSample} dead jobs${dead > 0 ? ` of ${dead}` : ''}.`
+        + `${older} Retry all and Cancel all act on the whole group.` : '';
   }
 
   function renderRunning() {
