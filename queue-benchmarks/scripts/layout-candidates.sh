@@ -35,7 +35,10 @@
 #   - B is rejected if fewer than 95 % of its ends are HOT (ends are half its updates).
 #   - A1 is preferred to A only if it saves at least 1 us per job.
 #
-#   [JOBS=200000] [BATCH=500] [CLIENTS=8] [ROUNDS=3] queue-benchmarks/scripts/layout-candidates.sh [W0 G A ...]
+#   [JOBS=200000] [BATCH=500] [CLIENTS=8] [ROUNDS=3] [ENDS=1] queue-benchmarks/scripts/layout-candidates.sh [W0 G A ...]
+#
+# ENDS splits the end of each claimed batch into that many statements, in order, as the runtime's
+# result writer ends jobs in batches of its own rather than a claim's at once.
 #
 # Needs psql and pgbench on PATH, a local PostgreSQL that trusts the user (PGHOST, PGPORT, PGUSER;
 # defaults 127.0.0.1, 5432, postgres) and read access to its postmaster.pid and /proc (run it on
@@ -48,6 +51,7 @@ jobs=${JOBS:-200000}
 batch=${BATCH:-500}
 clients=${CLIENTS:-8}
 rounds=${ROUNDS:-3}
+ends=${ENDS:-1}
 candidates=("$@")
 [ ${#candidates[@]} -gt 0 ] || candidates=(W0 W1 G A A1 B)
 if [ $((jobs % (batch * clients))) -ne 0 ]; then
@@ -154,7 +158,8 @@ CREATE TABLE claim (
     lease_expires_at timestamptz NOT NULL,
     ids bigint[] NOT NULL,
     attempts integer[] NOT NULL,
-    dropped bigint[] NOT NULL DEFAULT '{}'
+    dropped bigint[] NOT NULL DEFAULT '{}',
+    open integer NOT NULL
 );
 CREATE TABLE outcome (
     job_id bigint NOT NULL,
@@ -232,56 +237,30 @@ enqueue() {
     esac
 }
 
-drain() {
+# The claim of $1, which \gsets ids and tokens (or, for A and A1, the claim's token).
+claim() {
     case $1 in
     W0 | W1)
-        local claim
-        claim=$(claim_statement "job.id, job.lease_token, job.payload::text AS payload")
-        echo "WITH claimed AS ($claim)
+        echo "WITH claimed AS ($(claim_statement "job.id, job.lease_token, job.payload::text AS payload"))
               SELECT coalesce(array_agg(id), '{}')::text AS ids, coalesce(array_agg(lease_token), '{}')::text AS tokens,
-                     coalesce(sum(length(payload)), 0) AS bytes FROM claimed"
-        echo '\gset'
-        local completed="status = 'completed', finished_at = clock_timestamp(), updated_at = clock_timestamp(),
-                         lease_expires_at = NULL, lease_token = NULL"
-        if [ "$1" = W0 ]; then
-            echo "WITH held AS (SELECT job.id FROM unnest(:ids::bigint[], :tokens::bigint[]) AS done(id, token)
-                                JOIN workrow_job AS job ON job.id = done.id AND job.lease_token = done.token
-                                FOR UPDATE OF job SKIP LOCKED)
-                  UPDATE workrow_job AS job SET $completed FROM held WHERE job.id = held.id;"
-        else
-            echo "UPDATE workrow_job AS job SET $completed FROM unnest(:ids::bigint[], :tokens::bigint[]) AS done(id, token)
-                  WHERE job.id = done.id AND job.lease_token = done.token;"
-        fi ;;
+                     coalesce(sum(length(payload)), 0) AS bytes FROM claimed" ;;
     G)
         echo "WITH picked AS (SELECT id FROM jobs WHERE is_available = true AND run_at <= now() AND task_identifier = 'bench'
                               ORDER BY priority, run_at LIMIT :batch FOR UPDATE SKIP LOCKED),
                    claimed AS (UPDATE jobs SET attempts = jobs.attempts + 1, locked_by = 'worker-1', locked_at = now()
                                FROM picked WHERE jobs.id = picked.id RETURNING jobs.id, jobs.payload::text AS payload)
-              SELECT coalesce(array_agg(id), '{}')::text AS ids, coalesce(sum(length(payload)), 0) AS bytes FROM claimed"
-        echo '\gset'
-        echo "DELETE FROM jobs WHERE id = ANY(:ids::bigint[]) AND locked_by = 'worker-1';" ;;
+              SELECT coalesce(array_agg(id), '{}')::text AS ids, coalesce(sum(length(payload)), 0) AS bytes FROM claimed" ;;
     A | A1)
         echo "WITH picked AS (SELECT ctid AS row, id FROM ready WHERE queue = 'bench' AND run_at <= now()
                               ORDER BY priority, run_at, id LIMIT :batch FOR UPDATE SKIP LOCKED),
                    taken AS (DELETE FROM ready USING picked WHERE ready.ctid = picked.row RETURNING ready.id, ready.attempt),
-                   claimed AS (INSERT INTO claim (token, queue, worker, lease_expires_at, ids, attempts)
+                   claimed AS (INSERT INTO claim (token, queue, worker, lease_expires_at, ids, attempts, open)
                                SELECT nextval('claim_token_seq'), 'bench', 'worker-1', now() + interval '5 minutes',
-                                      array_agg(id ORDER BY id), array_agg(attempt + 1 ORDER BY id)
+                                      array_agg(id ORDER BY id), array_agg(attempt + 1 ORDER BY id), count(*)
                                FROM taken HAVING count(*) > 0
                                RETURNING token, ids)
               SELECT coalesce(max(claimed.token), 0) AS token, coalesce(sum(length(job.payload::text)), 0) AS bytes
-              FROM claimed CROSS JOIN LATERAL unnest(claimed.ids) AS held(id) JOIN job ON job.id = held.id"
-        echo '\gset'
-        if [ "$1" = A ]; then
-            echo "WITH ended AS (DELETE FROM claim WHERE token = :token RETURNING token, queue, worker, ids, attempts)
-                  INSERT INTO outcome (job_id, attempt, claim_token, queue, status, worker)
-                  SELECT each.id, each.attempt, ended.token, ended.queue, 'completed', ended.worker
-                  FROM ended CROSS JOIN LATERAL unnest(ended.ids, ended.attempts) AS each(id, attempt);"
-        else
-            echo "WITH ended AS (DELETE FROM claim WHERE token = :token RETURNING token, queue, worker, ids, attempts)
-                  INSERT INTO outcome_batch (claim_token, queue, status, worker, ids, attempts)
-                  SELECT token, queue, 'completed', worker, ids, attempts FROM ended;"
-        fi ;;
+              FROM claimed CROSS JOIN LATERAL unnest(claimed.ids) AS held(id) JOIN job ON job.id = held.id" ;;
     B)
         echo "WITH picked AS (SELECT id FROM job WHERE queue = 'bench' AND claimable AND run_at <= now()
                               ORDER BY priority, run_at, id LIMIT :batch FOR UPDATE SKIP LOCKED),
@@ -292,12 +271,48 @@ drain() {
                                FROM picked WHERE job.id = picked.id
                                RETURNING job.id, job.lease_token, job.payload::text AS payload)
               SELECT coalesce(array_agg(id), '{}')::text AS ids, coalesce(array_agg(lease_token), '{}')::text AS tokens,
-                     coalesce(sum(length(payload)), 0) AS bytes FROM claimed"
-        echo '\gset'
-        echo "UPDATE job SET status = 'completed', finished_at = clock_timestamp(), lease_token = NULL
-              FROM unnest(:ids::bigint[], :tokens::bigint[]) AS done(id, token)
-              WHERE job.id = done.id AND job.lease_token = done.token;" ;;
+                     coalesce(sum(length(payload)), 0) AS bytes FROM claimed" ;;
     esac
+}
+
+# The end of the claimed jobs $2 to $3 (1-based positions in the claim) in candidate $1; $4 is
+# "last" for the claim's last end. For A and A1 the claim row is the fence: each end but the last
+# takes its jobs off it (a HOT update: nothing on it is indexed but its token), the last deletes it.
+end_slice() {
+    local ids="(:ids::bigint[])[$2:$3]" tokens="(:tokens::bigint[])[$2:$3]"
+    local completed="status = 'completed', finished_at = clock_timestamp(), updated_at = clock_timestamp(),
+                     lease_expires_at = NULL, lease_token = NULL"
+    local fence="UPDATE claim SET open = open - ($3 - $2 + 1) WHERE token = :token"
+    [ "${4:-}" = last ] && fence="DELETE FROM claim WHERE token = :token"
+    case $1 in
+    W0) echo "WITH held AS (SELECT job.id FROM unnest($ids, $tokens) AS done(id, token)
+                            JOIN workrow_job AS job ON job.id = done.id AND job.lease_token = done.token
+                            FOR UPDATE OF job SKIP LOCKED)
+              UPDATE workrow_job AS job SET $completed FROM held WHERE job.id = held.id;" ;;
+    W1) echo "UPDATE workrow_job AS job SET $completed FROM unnest($ids, $tokens) AS done(id, token)
+              WHERE job.id = done.id AND job.lease_token = done.token;" ;;
+    G) echo "DELETE FROM jobs WHERE id = ANY($ids) AND locked_by = 'worker-1';" ;;
+    A) echo "WITH ended AS ($fence RETURNING token, queue, worker, ids[$2:$3] AS ids, attempts[$2:$3] AS attempts)
+             INSERT INTO outcome (job_id, attempt, claim_token, queue, status, worker)
+             SELECT each.id, each.attempt, ended.token, ended.queue, 'completed', ended.worker
+             FROM ended CROSS JOIN LATERAL unnest(ended.ids, ended.attempts) AS each(id, attempt);" ;;
+    A1) echo "WITH ended AS ($fence RETURNING token, queue, worker, ids[$2:$3] AS ids, attempts[$2:$3] AS attempts)
+              INSERT INTO outcome_batch (claim_token, queue, status, worker, ids, attempts)
+              SELECT token, queue, 'completed', worker, ids, attempts FROM ended WHERE cardinality(ids) > 0;" ;;
+    B) echo "UPDATE job SET status = 'completed', finished_at = clock_timestamp(), lease_token = NULL
+             FROM unnest($ids, $tokens) AS done(id, token)
+             WHERE job.id = done.id AND job.lease_token = done.token;" ;;
+    esac
+}
+
+# One client's round: a claim, then its jobs ended in $ends statements.
+drain() {
+    claim "$1"
+    echo '\gset'
+    local part=$((batch / ends)) k
+    for ((k = 0; k < ends; k++)); do
+        end_slice "$1" $((k * part + 1)) $((k == ends - 1 ? batch : (k + 1) * part)) $([ $k -eq $((ends - 1)) ] && echo last)
+    done
 }
 
 ended() {
@@ -359,7 +374,8 @@ measure() {
 
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 echo "PostgreSQL $(psql_admin -c 'SHOW server_version'), shared_buffers $(psql_admin -c 'SHOW shared_buffers'),"\
-     "autovacuum $(psql_admin -c 'SHOW autovacuum'), $(nproc) cores; $jobs jobs, batches of $batch, $clients clients, $rounds rounds"
+     "autovacuum $(psql_admin -c 'SHOW autovacuum'), $(nproc) cores; $jobs jobs, claims of $batch ended in $ends statements,"\
+     "$clients clients, $rounds rounds"
 results="$work/results"
 for round in $(seq 1 "$rounds"); do
     order=("${candidates[@]}")
