@@ -877,10 +877,10 @@ final class JobSql {
     /**
      * Open work per queue, for QueueAdmin.stats, the dashboard, gauges and health: pending (with
      * how many are due and the age of the oldest due job), scheduled, running and dead. One arm
-     * per status so that each is an index-only walk of its partial index (the two claim indexes
-     * for pending, workrow_job_scheduled_queue_idx, workrow_job_lease_idx, workrow_job_dead_idx):
-     * finished rows, the bulk of the table, are never read, so the cost follows open work and
-     * dead jobs, not history. Counts of completed and cancelled jobs are not here for that reason
+     * per status so that each walks its partial index: index-only for pending (the two claim
+     * indexes), scheduled (workrow_job_scheduled_queue_idx) and dead (workrow_job_dead_idx); a
+     * row per running job through workrow_job_lease_idx, which has no queue. Finished rows, the
+     * bulk of the table, are never read, so the cost follows open work and dead jobs, not history. Counts of completed and cancelled jobs are not here for that reason
      * (the workrow_queue_stats view has them, reading every row; JOB_FINISHED_PER_MINUTE reads
      * the recent ones).
      */

@@ -103,9 +103,8 @@ final class DashboardReads {
                 .stream().collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
         Map<String, QueueStats> stats = parts.read("queues", List::<QueueStats>of, admin::stats).stream()
                 .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
-        List<String> paused = parts.read("paused queues", List::<String>of, admin::pausedQueues);
+        // Stats list every paused queue, idle or not; a queue with only a breaker row is added here.
         TreeSet<String> names = new TreeSet<>(stats.keySet());
-        names.addAll(paused);
         names.addAll(breakers.keySet());
         Map<String, long[][]> perMinute = perMinute(
                 parts.read("throughput", List::<FinishedPerMinute>of, throughput::lastHour), now);
@@ -114,7 +113,7 @@ final class DashboardReads {
             QueueStats row = stats.getOrDefault(name, new QueueStats(name, 0, 0, 0, 0, 0, Duration.ZERO, false));
             long[][] series = perMinute.getOrDefault(name, new long[2][ThroughputHistory.MINUTES]);
             queues.add(new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
-                    row.oldestDueAge().toMillis(), row.paused() || paused.contains(name), breaker(breakers.get(name)),
+                    row.oldestDueAge().toMillis(), row.paused(), breaker(breakers.get(name)),
                     boxed(series[0]), boxed(series[1])));
         }
         List<RunningJob> running = parts.read("running jobs", List::<RunningJob>of,
