@@ -9,7 +9,8 @@
 #   +vacuum us     the same with a VACUUM of what the drain left behind (autovacuum's work, done at once)
 #   enqueue us     database CPU of the enqueue, with its VACUUM ANALYZE
 #   WAL            records, bytes and full-page images of the drain (pg_stat_wal)
-#   HOT            updates per job, and how many of them were HOT (pg_stat_user_tables)
+#   HOT            updates per job, and the share of them that were HOT (pg_stat_user_tables; -1
+#                  when there were none)
 #   jobs/s         jobs ended per second of the drain's wall time (8 clients on this machine's cores)
 #
 # Candidates:
@@ -23,6 +24,18 @@
 #       row per job appended to a log partitioned by finished_at, with BRIN indexes
 #   A1  A with one outcome row per ended batch (its ids in an array; per-job rows would be kept
 #       for failures only)
+#   A2  A as docs/storage-layout.md designs it: the claim row keeps a bit per job (settled), an end
+#       sends (token, position, id) per job, locks its claim rows, accepts only positions still
+#       open, sets their bits or deletes the claim row with its last open position, and appends
+#       the accepted jobs' outcome rows. The end sends each job's id and attempt, as the runtime
+#       knows them, so the claim row's TOASTed arrays are never read by an end, and finds its
+#       claim rows by their tokens (an array, as the runtime sends them): a first version that read
+#       ids[position] per job and joined the claim table to the input, so that it was scanned
+#       whole with every dead claim row in it, cost 3.3x A
+#   A3  A2 with the claim row's own UPDATE as the fence: the statement sets the settled bits and
+#       records which of them it newly set (accepted: the SET sees the row as it was), so no
+#       separate row lock is taken; a claim row with every position settled is deleted by a
+#       second statement after the claim's last end (the runtime knows which end is last)
 #   B   one row per job, fill factor 50: the claim is a non-HOT update (it leaves the claim
 #       index's predicate), the end a HOT one (nothing it changes is indexed or in a predicate)
 #
@@ -34,6 +47,8 @@
 #     the target: rejected.
 #   - B is rejected if fewer than 95 % of its ends are HOT (ends are half its updates).
 #   - A1 is preferred to A only if it saves at least 1 us per job.
+#   - A2 is the design to build unless it costs more than 1 us per job above A (the settled
+#     bits' price), or its claim row updates are not HOT. A3 replaces it if it costs less.
 #
 #   [JOBS=200000] [BATCH=500] [CLIENTS=8] [ROUNDS=3] [ENDS=1] queue-benchmarks/scripts/layout-candidates.sh [W0 G A ...]
 #
@@ -53,7 +68,7 @@ clients=${CLIENTS:-8}
 rounds=${ROUNDS:-3}
 ends=${ENDS:-1}
 candidates=("$@")
-[ ${#candidates[@]} -gt 0 ] || candidates=(W0 W1 G A A1 B)
+[ ${#candidates[@]} -gt 0 ] || candidates=(W0 W1 G A A1 A2 B)
 if [ $((jobs % (batch * clients))) -ne 0 ]; then
     echo "JOBS=$jobs must be a multiple of BATCH x CLIENTS = $((batch * clients))" >&2
     exit 2
@@ -126,7 +141,7 @@ CREATE INDEX jobs_main_index ON jobs (priority, run_at) INCLUDE (id, task_identi
     WHERE is_available = true;
 SQL
         ;;
-    A | A1)
+    A | A1 | A2 | A3)
         cat <<'SQL'
 CREATE TABLE job (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -160,6 +175,17 @@ CREATE TABLE claim (
     attempts integer[] NOT NULL,
     dropped bigint[] NOT NULL DEFAULT '{}',
     open integer NOT NULL
+);
+CREATE TABLE claim_bits (
+    token bigint PRIMARY KEY,
+    queue text NOT NULL,
+    worker text NOT NULL,
+    lease_expires_at timestamptz NOT NULL,
+    ids bigint[] NOT NULL,
+    attempts integer[] NOT NULL,
+    settled varbit NOT NULL,
+    dropped varbit NOT NULL,
+    accepted varbit
 );
 CREATE TABLE outcome (
     job_id bigint NOT NULL,
@@ -229,7 +255,7 @@ enqueue() {
                    SELECT 'bench', 0, $payload, 5 FROM generate_series(1, :batch) AS n;" ;;
     G) echo "INSERT INTO jobs (task_identifier, payload)
              SELECT 'bench', $payload::json FROM generate_series(1, :batch) AS n;" ;;
-    A | A1) echo "WITH added AS (
+    A | A1 | A2 | A3) echo "WITH added AS (
                       INSERT INTO job (queue, payload) SELECT 'bench', $payload FROM generate_series(1, :batch) AS n
                       RETURNING queue, priority, run_at, id)
                   INSERT INTO ready (queue, priority, run_at, id) SELECT queue, priority, run_at, id FROM added;" ;;
@@ -261,6 +287,21 @@ claim() {
                                RETURNING token, ids)
               SELECT coalesce(max(claimed.token), 0) AS token, coalesce(sum(length(job.payload::text)), 0) AS bytes
               FROM claimed CROSS JOIN LATERAL unnest(claimed.ids) AS held(id) JOIN job ON job.id = held.id" ;;
+    A2 | A3)
+        echo "WITH picked AS (SELECT ctid AS row, id FROM ready WHERE queue = 'bench' AND run_at <= now()
+                              ORDER BY priority, run_at, id LIMIT :batch FOR UPDATE SKIP LOCKED),
+                   taken AS (DELETE FROM ready USING picked WHERE ready.ctid = picked.row RETURNING ready.id, ready.attempt),
+                   claimed AS (INSERT INTO claim_bits (token, queue, worker, lease_expires_at, ids, attempts, settled, dropped)
+                               SELECT nextval('claim_token_seq'), 'bench', 'worker-1', now() + interval '5 minutes',
+                                      array_agg(id ORDER BY id), array_agg(attempt + 1 ORDER BY id),
+                                      repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit
+                               FROM taken HAVING count(*) > 0
+                               RETURNING token, ids, attempts)
+              SELECT coalesce(claimed.token, 0) AS token, coalesce(claimed.ids::text, '{}') AS ids,
+                     coalesce(claimed.attempts::text, '{}') AS attempts,
+                     (SELECT coalesce(sum(length(job.payload::text)), 0) FROM unnest(claimed.ids) AS held(id)
+                      JOIN job ON job.id = held.id) AS bytes
+              FROM (VALUES (1)) AS one LEFT JOIN claimed ON true" ;;
     B)
         echo "WITH picked AS (SELECT id FROM job WHERE queue = 'bench' AND claimable AND run_at <= now()
                               ORDER BY priority, run_at, id LIMIT :batch FOR UPDATE SKIP LOCKED),
@@ -299,6 +340,40 @@ end_slice() {
     A1) echo "WITH ended AS ($fence RETURNING token, queue, worker, ids[$2:$3] AS ids, attempts[$2:$3] AS attempts)
               INSERT INTO outcome_batch (claim_token, queue, status, worker, ids, attempts)
               SELECT token, queue, 'completed', worker, ids, attempts FROM ended WHERE cardinality(ids) > 0;" ;;
+    A2) echo "WITH input AS (SELECT :token::bigint AS token, ($2 - 1 + each.n)::int AS position, each.id, each.attempt
+                             FROM unnest((:ids::bigint[])[$2:$3], (:attempts::int[])[$2:$3])
+                                  WITH ORDINALITY AS each(id, attempt, n)),
+                   held AS (SELECT token, queue, worker, settled, dropped FROM claim_bits
+                            WHERE token = ANY(ARRAY[:token::bigint]) FOR UPDATE),
+                   accepted AS (SELECT input.token, input.position, input.id, input.attempt, held.queue, held.worker,
+                                       set_bit(held.settled # held.settled, input.position - 1, 1) AS mask
+                                FROM input JOIN held ON held.token = input.token
+                                WHERE get_bit(held.settled, input.position - 1) = 0
+                                  AND get_bit(held.dropped, input.position - 1) = 0),
+                   marks AS (SELECT token, bit_or(mask) AS mask FROM accepted GROUP BY token),
+                   kept AS (UPDATE claim_bits SET settled = claim_bits.settled | marks.mask FROM marks
+                            WHERE claim_bits.token = marks.token
+                              AND strpos((claim_bits.settled | marks.mask | claim_bits.dropped)::text, '0') > 0),
+                   closed AS (DELETE FROM claim_bits USING marks
+                              WHERE claim_bits.token = marks.token
+                                AND strpos((claim_bits.settled | marks.mask | claim_bits.dropped)::text, '0') = 0)
+              INSERT INTO outcome (job_id, attempt, claim_token, queue, status, worker)
+              SELECT id, attempt, token, queue, 'completed', worker FROM accepted;" ;;
+    A3) echo "WITH input AS (SELECT :token::bigint AS token, ($2 - 1 + each.n)::int AS position, each.id, each.attempt
+                             FROM unnest((:ids::bigint[])[$2:$3], (:attempts::int[])[$2:$3])
+                                  WITH ORDINALITY AS each(id, attempt, n)),
+                   masks AS (SELECT token, bit_or(set_bit(repeat('0', :batch)::varbit, position - 1, 1)) AS mask
+                             FROM input GROUP BY token),
+                   ended AS (UPDATE claim_bits SET settled = claim_bits.settled | (masks.mask & ~claim_bits.dropped),
+                                                   accepted = masks.mask & ~claim_bits.settled & ~claim_bits.dropped
+                             FROM masks WHERE claim_bits.token = masks.token
+                             RETURNING claim_bits.token, claim_bits.accepted, claim_bits.queue, claim_bits.worker)
+              INSERT INTO outcome (job_id, attempt, claim_token, queue, status, worker)
+              SELECT input.id, input.attempt, ended.token, ended.queue, 'completed', ended.worker
+              FROM input JOIN ended ON ended.token = input.token WHERE get_bit(ended.accepted, input.position - 1) = 1;"
+        if [ "${4:-}" = last ]; then
+            echo "DELETE FROM claim_bits WHERE token = :token AND strpos((settled | dropped)::text, '0') = 0;"
+        fi ;;
     B) echo "UPDATE job SET status = 'completed', finished_at = clock_timestamp(), lease_token = NULL
              FROM unnest($ids, $tokens) AS done(id, token)
              WHERE job.id = done.id AND job.lease_token = done.token;" ;;
@@ -319,7 +394,7 @@ ended() {
     case $1 in
     W0 | W1) echo "SELECT count(*) FROM workrow_job WHERE status = 'completed'" ;;
     G) echo "SELECT $jobs - count(*) FROM jobs" ;;
-    A) echo "SELECT count(*) FROM outcome" ;;
+    A | A2 | A3) echo "SELECT count(*) FROM outcome" ;;
     A1) echo "SELECT coalesce(sum(cardinality(ids)), 0) FROM outcome_batch" ;;
     B) echo "SELECT count(*) FROM job WHERE status = 'completed'" ;;
     esac
@@ -368,7 +443,7 @@ measure() {
         "$(echo "scale=0; (${c1[1]} - ${c0[1]}) / $ended_jobs" | bc -l)" \
         "$(echo "scale=3; (${c1[2]} - ${c0[2]}) / $ended_jobs" | bc -l)" \
         "$(echo "scale=2; (${c1[3]} - ${c0[3]}) / $ended_jobs" | bc -l)" \
-        "$(echo "scale=2; (${c1[4]} - ${c0[4]}) / $ended_jobs" | bc -l)" \
+        "$(echo "scale=4; u = ${c1[3]} - ${c0[3]}; if (u > 0) 100 * (${c1[4]} - ${c0[4]}) / u else -1" | bc -l)" \
         "$(echo "scale=0; $ended_jobs / $wall" | bc -l) $ended_jobs"
 }
 
@@ -388,7 +463,7 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo
-echo "| candidate | drain us/job | drain + vacuum us/job | enqueue us/job | WAL records/job | WAL bytes/job | FPI/job | updates/job | HOT updates/job | jobs/s |"
+echo "| candidate | drain us/job | drain + vacuum us/job | enqueue us/job | WAL records/job | WAL bytes/job | FPI/job | updates/job | HOT % of updates | jobs/s |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for candidate in "${candidates[@]}"; do
     awk -v c="$candidate" '$1 == c' "$results" | awk '
