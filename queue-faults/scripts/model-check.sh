@@ -62,14 +62,16 @@ check job "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH" "-DNFAIR=
 # liveness runs without graceful stops and resent statements: both only settle jobs, so neither
 # can keep one from ending, and without them the check takes seconds instead of six minutes.
 quiet="-DMAX_STOPS=0 -DMAX_RESENDS=0"
-check batch "safety: one home per job, ends fenced by the claim row, completed at most once, no lease lapses under a live holder" pass "" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000"
-check batch "liveness: every job ends completed, dead or cancelled (weak fairness)" pass "$quiet" "-DNFAIR=5 -DCOLLAPSE" "-a -f -N ends -m400000"
-check batch "mutant: an end checks that the job runs, not its claim row" fail "-DUNFENCED" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000" "assertion violated"
-check batch "mutant: an end ignores the settled bit (a statement sent again counts twice)" fail "-DUNSETTLED" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000" "assertion violated"
-check batch "mutant: a claim takes a job that is not ready" fail "-DUNCHECKED_CLAIM" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000" "assertion violated"
-check batch "mutant: cancelling a running job does not mark it dropped" fail "-DCANCEL_UNMARKED" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000" "assertion violated"
-check batch "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "-DSAFETY -DNOCLAIM -DCOLLAPSE" "-m200000" "assertion violated"
-check batch "mutant: no sweeper" fail "-DNO_SWEEPER $quiet" "-DNFAIR=5 -DCOLLAPSE" "-a -f -N ends -m400000" "acceptance cycle"
-check batch "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH $quiet" "-DNFAIR=5 -DCOLLAPSE" "-a -f -N ends -m400000" "acceptance cycle"
+safety="-DSAFETY -DNOCLAIM -DCOLLAPSE"
+liveness="-DNFAIR=5 -DCOLLAPSE"
+check batch "safety: one home per job, ends fenced by the claim row, completed at most once, no lease lapses under a live holder" pass "" "$safety" "-m200000"
+check batch "liveness: every job ends completed, dead or cancelled (weak fairness)" pass "$quiet" "$liveness" "-a -f -N ends -m400000"
+check batch "mutant: an end checks that the job runs, not its claim row" fail "-DUNFENCED" "$safety" "-m200000" "assertion violated"
+check batch "mutant: an end ignores the settled bit (a statement sent again counts twice)" fail "-DUNSETTLED" "$safety" "-m200000" "assertion violated"
+check batch "mutant: a claim takes a job that is not ready" fail "-DUNCHECKED_CLAIM" "$safety" "-m200000" "assertion violated"
+check batch "mutant: cancelling a running job does not mark it dropped" fail "-DCANCEL_UNMARKED" "$safety" "-m200000" "assertion violated"
+check batch "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "$safety" "-m200000" "assertion violated"
+check batch "mutant: no sweeper" fail "-DNO_SWEEPER $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
+check batch "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
 
 exit $failures
