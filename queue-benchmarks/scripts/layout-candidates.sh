@@ -27,7 +27,8 @@
 #   A2  A as docs/storage-layout.md designs it: the claim row keeps a bit per job (settled), an end
 #       sends (token, position, id) per job, locks its claim rows, accepts only positions still
 #       open, sets their bits or deletes the claim row with its last open position, and appends
-#       the accepted jobs' outcome rows. The end sends each job's id and attempt, as the runtime
+#       the accepted jobs' outcome rows; ready rows are indexed by id too, as a lookup, a cancel and
+#       the workrow_job view need. The end sends each job's id and attempt, as the runtime
 #       knows them, so the claim row's TOASTed arrays are never read by an end, and finds its
 #       claim rows by their tokens (an array, as the runtime sends them): a first version that read
 #       ids[position] per job and joined the claim table to the input, so that it was scanned
@@ -219,7 +220,10 @@ BEGIN
                    date_trunc('day', now()) - interval '1 day', date_trunc('day', now()) + interval '2 days');
 END $$;
 SQL
-        ;;
+        if [ "$1" = A2 ]; then
+            # As designed: a waiting job is found by id (lookups, cancel, the workrow_job view).
+            echo "CREATE INDEX ready_id_idx ON ready USING brin (id);"
+        fi ;;
     B)
         cat <<'SQL'
 CREATE SEQUENCE lease_token_seq;
