@@ -4,8 +4,9 @@
  * job of it settles on its own, in whichever statement its result arrives.
  *
  * Two jobs, worked by two workers that claim every ready job at once (one or both), crash, pause
- * (take no step), stop, send an end statement again after losing its reply, and are let go past
- * their timeout; an operator cancels a job and holds a claim row locked in an open transaction. Each action is one SQL statement and runs
+ * (take no step), stop, send an end statement again after losing its reply, and let a handler go
+ * past its timeout (its position ended as expired while it runs on); an operator cancels a job
+ * and holds a claim row locked in an open transaction. Each action is one SQL statement and runs
  * atomically. Time is a lease that runs down in ticks while nobody acts.
  *
  * A job's home is where its live row is: READY (workrow_ready), CLAIMED (an open position of a
@@ -16,8 +17,9 @@
  * Checked by queue-faults/scripts/model-check.sh, as assertions after every step:
  *   - every job is in exactly one home: CLAIMED exactly while one claim row lists it open, and no
  *     claim row lists it open otherwise; no claim row outlives its last open position;
- *   - an accepted end (complete, fail, release) comes from the worker whose claim row holds the
- *     job open, never from a stale owner, a cancelled job's handler, or a statement sent again;
+ *   - an accepted end (complete, fail, release, let-go) comes from the worker whose claim row
+ *     holds the job open, never from a stale owner, a cancelled job's handler, a let-go
+ *     handler's late end, or a statement sent again;
  *   - each job is completed at most once;
  *   - a lease never lapses under a live holder: the sweeper never takes a claim from a worker
  *     that still holds it and renewed it within the last lease, even while an operator's open
@@ -50,7 +52,7 @@
 #define MAX_LOCKS 1      /* an operator's transaction holding a claim row locked, in all */
 #endif
 #ifndef MAX_LETGO
-#define MAX_LETGO 1      /* handlers let go past their timeout, in all */
+#define MAX_LETGO 1      /* handlers let go past their timeout (positions ended as expired), in all */
 #endif
 #ifndef MAX_CANCELS
 #define MAX_CANCELS 1    /* operator cancels, in all */
@@ -189,7 +191,6 @@ proctype Worker(byte me) {
     byte mine = 0;       /* the token of the claim it holds */
     byte running = 0;    /* the jobs of that claim whose handlers have not ended */
     byte beats = 0;
-    bool letgo = false;
     byte sent_job = 0;   /* the last end statement it sent: sent[me], the job, the outcome */
     mtype sent_how = COMPLETED;
 end:
@@ -214,7 +215,7 @@ end:
            settled[s] = 0; dropped[s] = 0; locked[s] = false;
            if :: take & BIT(0) -> home[0] = CLAIMED; in_claim[0] = s + 1; attempts[0]++ :: else -> skip fi;
            if :: take & BIT(1) -> home[1] = CLAIMED; in_claim[1] = s + 1; attempts[1]++ :: else -> skip fi;
-           mine = fresh; running = take; beats = 0; letgo = false;
+           mine = fresh; running = take; beats = 0;
            held[me] = mine; renewing[me] = true; since[me] = 0;
            rows_ok() }
     :: atomic { mine != 0 && running != 0 && !LOCKED_ROW(mine) ->
@@ -253,7 +254,7 @@ end:
            fi;
            sent[me] = 0; sent_job = 0; sent_how = COMPLETED;
            rows_ok() }
-    :: atomic { mine != 0 && !letgo && beats < MAX_BEATS ->
+    :: atomic { mine != 0 && beats < MAX_BEATS ->
            /* JOB_RENEW_LEASES: the holder row vouches for the claim, and the claim row, unless
               locked elsewhere (SKIP LOCKED), gets its expiry moved on; the jobs dropped from it
               have their handlers interrupted. */
@@ -270,10 +271,31 @@ end:
            :: else -> skip
            fi;
            rows_ok() }
-    :: atomic { mine != 0 && !letgo && letgos < MAX_LETGO ->
-           /* A handler ignored its interrupt one lease past its timeout: the claim is no longer
-              renewed, while the handler may still finish and send its end. */
-           letgos++; letgo = true; renewing[me] = false; rows_ok() }
+    :: atomic { mine != 0 && running != 0 && letgos < MAX_LETGO && !LOCKED_ROW(mine) ->
+           /* A handler ignored its interrupt one lease past its timeout: the runtime ends its
+              position itself, as expired (JOB_END_MANY), and keeps renewing the batch for the
+              others. The handler runs on, and its late end is the statement sent again below,
+              which the settled bit must refuse. */
+           letgos++;
+           if
+           :: running & BIT(0) -> j = 0
+           :: running & BIT(1) -> j = 1
+           fi;
+           fence(mine, j, s, ok);
+           if
+           :: ok -> ACCEPTED(j, me, mine); settle(j, s, READY);
+                    if
+                    :: resends < MAX_RESENDS -> sent[me] = mine; sent_job = j; sent_how = COMPLETED
+                    :: else -> skip
+                    fi
+           :: else -> skip
+           fi;
+           running = running & ~BIT(j);
+           if
+           :: running == 0 -> mine = 0; held[me] = 0; renewing[me] = false
+           :: else -> skip
+           fi;
+           rows_ok() }
     :: atomic { mine != 0 && stops < MAX_STOPS && !LOCKED_ROW(mine) ->
            /* JOB_END_MANY at shutdown: every job still held is released in one statement. */
            stops++;
