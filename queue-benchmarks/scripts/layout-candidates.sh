@@ -27,8 +27,8 @@
 #   A2  A as docs/storage-layout.md designs it: the claim row keeps a bit per job (settled), an end
 #       sends (token, position, id) per job, locks its claim rows, accepts only positions still
 #       open, sets their bits or deletes the claim row with its last open position, and appends
-#       the accepted jobs' outcome rows; ready rows are indexed by id too, as a lookup, a cancel and
-#       the workrow_job view need. The end sends each job's id and attempt, as the runtime
+#       the accepted jobs' outcome rows; ready rows are indexed by id too (READY_ID_INDEX, BRIN
+#       unless told), as a lookup, a cancel and the workrow_job view need. The end sends each job's id and attempt, as the runtime
 #       knows them, so the claim row's TOASTed arrays are never read by an end, and finds its
 #       claim rows by their tokens (an array, as the runtime sends them): a first version that read
 #       ids[position] per job and joined the claim table to the input, so that it was scanned
@@ -51,7 +51,8 @@
 #   - A2 is the design to build unless it costs more than 1 us per job above A (the settled
 #     bits' price), or its claim row updates are not HOT. A3 replaces it if it costs less.
 #
-#   [JOBS=200000] [BATCH=500] [CLIENTS=8] [ROUNDS=3] [ENDS=1] queue-benchmarks/scripts/layout-candidates.sh [W0 G A ...]
+#   [JOBS=200000] [BATCH=500] [CLIENTS=8] [ROUNDS=3] [ENDS=1] [READY_ID_INDEX=brin|btree|none] \
+#       queue-benchmarks/scripts/layout-candidates.sh [W0 G A ...]
 #
 # ENDS splits the end of each claimed batch into that many statements, in order, as the runtime's
 # result writer ends jobs in batches of its own rather than a claim's at once.
@@ -68,6 +69,8 @@ batch=${BATCH:-500}
 clients=${CLIENTS:-8}
 rounds=${ROUNDS:-3}
 ends=${ENDS:-1}
+ready_id_index=${READY_ID_INDEX:-brin}
+case $ready_id_index in brin | btree | none) ;; *) echo "READY_ID_INDEX must be brin, btree or none" >&2; exit 2 ;; esac
 candidates=("$@")
 [ ${#candidates[@]} -gt 0 ] || candidates=(W0 W1 G A A1 A2 B)
 if [ $((jobs % (batch * clients))) -ne 0 ]; then
@@ -220,9 +223,9 @@ BEGIN
                    date_trunc('day', now()) - interval '1 day', date_trunc('day', now()) + interval '2 days');
 END $$;
 SQL
-        if [ "$1" = A2 ]; then
-            # As designed: a waiting job is found by id (lookups, cancel, the workrow_job view).
-            echo "CREATE INDEX ready_id_idx ON ready USING brin (id);"
+        # As designed, A2 finds a waiting job by id (lookups, cancel, the workrow_job view).
+        if [ "$1" = A2 ] && [ "$ready_id_index" != none ]; then
+            echo "CREATE INDEX ready_id_idx ON ready USING $ready_id_index (id);"
         fi ;;
     B)
         cat <<'SQL'
@@ -454,7 +457,7 @@ measure() {
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 echo "PostgreSQL $(psql_admin -c 'SHOW server_version'), shared_buffers $(psql_admin -c 'SHOW shared_buffers'),"\
      "autovacuum $(psql_admin -c 'SHOW autovacuum'), $(nproc) cores; $jobs jobs, claims of $batch ended in $ends statements,"\
-     "$clients clients, $rounds rounds"
+     "$clients clients, $rounds rounds, A2's ready id index: $ready_id_index"
 results="$work/results"
 for round in $(seq 1 "$rounds"); do
     order=("${candidates[@]}")
