@@ -85,7 +85,6 @@ byte vouch[WORKERS + 1];
 /* Ghost state of the workers, for the properties. */
 byte held[WORKERS + 1];      /* the token each worker holds (its mine) */
 byte sent[WORKERS + 1];      /* the token of the end statement each worker may send again */
-bool renewing[WORKERS + 1];
 byte since[WORKERS + 1];     /* ticks since the worker's last renewal */
 byte crashes = 0;
 byte stops = 0;
@@ -187,6 +186,9 @@ inline release(jj) {
     fi
 }
 
+/* A worker whose handlers have all ended holds nothing; it may claim again. */
+#define done_if_idle() if :: running == 0 -> mine = 0; held[me] = 0 :: else -> skip fi
+
 proctype Worker(byte me) {
     byte mine = 0;       /* the token of the claim it holds */
     byte running = 0;    /* the jobs of that claim whose handlers have not ended */
@@ -216,7 +218,7 @@ end:
            if :: take & BIT(0) -> home[0] = CLAIMED; in_claim[0] = s + 1; attempts[0]++ :: else -> skip fi;
            if :: take & BIT(1) -> home[1] = CLAIMED; in_claim[1] = s + 1; attempts[1]++ :: else -> skip fi;
            mine = fresh; running = take; beats = 0;
-           held[me] = mine; renewing[me] = true; since[me] = 0;
+           held[me] = mine; since[me] = 0;
            rows_ok() }
     :: atomic { mine != 0 && running != 0 && !LOCKED_ROW(mine) ->
            /* JOB_END_MANY for one of its jobs: completed, or failed (retried, or dead on its last
@@ -239,10 +241,7 @@ end:
            :: else -> skip     /* refused: the claim was swept or the job cancelled */
            fi;
            running = running & ~BIT(j);
-           if
-           :: running == 0 -> mine = 0; held[me] = 0; renewing[me] = false
-           :: else -> skip
-           fi;
+           done_if_idle();
            rows_ok() }
     :: atomic { sent[me] != 0 && resends < MAX_RESENDS && !LOCKED_ROW(sent[me]) ->
            /* The reply to an accepted end was lost and the result writer sends it again. */
@@ -266,10 +265,7 @@ end:
            :: s < CLAIMS && !locked[s] -> lease[s] = LEASE; running = running & ~dropped[s]
            :: else -> running = 0                    /* the claim is gone: every handler stops */
            fi;
-           if
-           :: running == 0 -> mine = 0; held[me] = 0; renewing[me] = false
-           :: else -> skip
-           fi;
+           done_if_idle();
            rows_ok() }
     :: atomic { mine != 0 && running != 0 && letgos < MAX_LETGO && !LOCKED_ROW(mine) ->
            /* A handler ignored its interrupt one lease past its timeout: the runtime ends its
@@ -291,21 +287,18 @@ end:
            :: else -> skip
            fi;
            running = running & ~BIT(j);
-           if
-           :: running == 0 -> mine = 0; held[me] = 0; renewing[me] = false
-           :: else -> skip
-           fi;
+           done_if_idle();
            rows_ok() }
     :: atomic { mine != 0 && stops < MAX_STOPS && !LOCKED_ROW(mine) ->
            /* JOB_END_MANY at shutdown: every job still held is released in one statement. */
            stops++;
            if :: running & BIT(0) -> release(0) :: else -> skip fi;
            if :: running & BIT(1) -> release(1) :: else -> skip fi;
-           mine = 0; running = 0; held[me] = 0; renewing[me] = false; sent[me] = 0; sent_job = 0; sent_how = COMPLETED;
+           mine = 0; running = 0; held[me] = 0; sent[me] = 0; sent_job = 0; sent_how = COMPLETED;
            rows_ok() }
     :: atomic { mine != 0 && crashes < MAX_CRASHES ->
            /* kill -9: the worker forgets what it held; the claim row keeps its lease. */
-           crashes++; mine = 0; running = 0; held[me] = 0; renewing[me] = false; sent[me] = 0; sent_job = 0; sent_how = COMPLETED;
+           crashes++; mine = 0; running = 0; held[me] = 0; sent[me] = 0; sent_job = 0; sent_how = COMPLETED;
            rows_ok() }
     od
 }
@@ -390,7 +383,7 @@ end:
 #endif
            fi;
            /* A live holder that renewed within the lease still holds its claim. */
-           assert(!(held[worker[s]] == token[s] && renewing[worker[s]] && since[worker[s]] < LEASE));
+           assert(!(held[worker[s]] == token[s] && since[worker[s]] < LEASE));
            if :: OPEN(s) & BIT(0) -> settle(0, s, READY) :: else -> skip fi;
            if :: OPEN(s) & BIT(1) -> settle(1, s, READY) :: else -> skip fi;
            rows_ok() }

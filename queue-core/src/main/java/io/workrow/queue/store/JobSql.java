@@ -880,9 +880,10 @@ final class JobSql {
      * per status so that each walks its partial index: index-only for pending (the two claim
      * indexes), scheduled (workrow_job_scheduled_queue_idx) and dead (workrow_job_dead_idx); a
      * row per running job through workrow_job_lease_idx, which has no queue. Finished rows, the
-     * bulk of the table, are never read, so the cost follows open work and dead jobs, not history. Counts of completed and cancelled jobs are not here for that reason
-     * (the workrow_queue_stats view has them, reading every row; JOB_FINISHED_PER_MINUTE reads
-     * the recent ones).
+     * bulk of the table, are never read, so the cost follows open work and dead jobs, not
+     * history. Counts of completed and cancelled jobs are not here for that reason (the
+     * workrow_queue_stats view has them, reading every row; JOB_FINISHED_PER_MINUTE reads the
+     * recent ones).
      */
     static final String QUEUE_DEPTH = """
             SELECT queue, 'pending' AS status, sum(jobs) AS jobs, sum(due) AS due,

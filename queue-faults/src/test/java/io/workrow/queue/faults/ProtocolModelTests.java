@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -31,14 +32,20 @@ class ProtocolModelTests {
                 .redirectOutput(output.toFile()).start();
         boolean ended = check.waitFor(15, TimeUnit.MINUTES);
         if (!ended) {
+            // The script runs both models at once in processes of its own: stop them too.
+            check.descendants().forEach(ProcessHandle::destroyForcibly);
             check.destroyForcibly();
         }
         String printed = Files.readString(output);
         System.out.print(printed);
         assertThat(ended).as("model check ended").isTrue();
         assertThat(check.exitValue()).as(printed).isZero();
-        assertThat(printed.lines().filter(line -> line.startsWith("job: ") && line.contains("as expected"))).hasSize(7);
-        assertThat(printed.lines().filter(line -> line.startsWith("batch: ") && line.contains("as expected"))).hasSize(9);
+        assertThat(checksAsExpected(printed, "job")).hasSize(7);
+        assertThat(checksAsExpected(printed, "batch")).hasSize(9);
+    }
+
+    private static List<String> checksAsExpected(String printed, String model) {
+        return printed.lines().filter(line -> line.startsWith(model + ": ") && line.contains("as expected")).toList();
     }
 
     private static boolean onPath(String command) {
