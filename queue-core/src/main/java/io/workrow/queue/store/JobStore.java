@@ -1,5 +1,8 @@
 package io.workrow.queue.store;
 
+import static io.workrow.queue.store.ArrayParameters.arrays;
+import static io.workrow.queue.store.ArrayParameters.column;
+
 import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FinishedPerMinute;
 import io.workrow.queue.JobDetail;
@@ -759,25 +762,6 @@ public final class JobStore {
         return statuses;
     }
 
-    private static PreparedStatementCreator arrays(String sql, ArrayColumn... columns) {
-        return connection -> {
-            PreparedStatement statement = connection.prepareStatement(sql);
-            for (int i = 0; i < columns.length; i++) {
-                statement.setArray(i + 1, columns[i].create(connection));
-            }
-            return statement;
-        };
-    }
-
-    private static <T> ArrayColumn column(List<T> rows, String sqlType,
-            java.util.function.Function<T, ?> value) {
-        Object[] values = new Object[rows.size()];
-        for (int i = 0; i < values.length; i++) {
-            values[i] = value.apply(rows.get(i));
-        }
-        return connection -> connection.createArrayOf(sqlType, values);
-    }
-
     private static Duration seconds(double seconds) {
         return Duration.ofMillis(Math.round(seconds * 1000));
     }
@@ -786,11 +770,6 @@ public final class JobStore {
     static Instant instant(ResultSet rs, String column) throws SQLException {
         OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
         return value == null ? null : value.toInstant();
-    }
-
-    @FunctionalInterface
-    private interface ArrayColumn {
-        java.sql.Array create(Connection connection) throws SQLException;
     }
 
     private record QueueKey(String queue, String idempotencyKey) {

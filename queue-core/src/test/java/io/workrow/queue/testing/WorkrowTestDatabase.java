@@ -3,9 +3,11 @@ package io.workrow.queue.testing;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.store.WriteOnceStore;
 import io.workrow.queue.test.database.ClassDatabase;
 import io.workrow.queue.test.database.PostgresServer;
 import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -32,17 +34,34 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     }
 
     private WorkrowTestDatabase(String schema, boolean migrate) {
+        this(schema, migrate ? dataSource -> new WorkrowMigrations(dataSource, SqlIdentifier.of("schema", schema)).migrate()
+                : dataSource -> { });
+    }
+
+    private WorkrowTestDatabase(String schema, java.util.function.Consumer<DataSource> prepare) {
         this.schema = SqlIdentifier.of("schema", schema);
-        this.database = new ClassDatabase(40, dataSource -> {
-            if (migrate) {
-                new WorkrowMigrations(dataSource, this.schema).migrate();
-            }
-        });
+        this.database = new ClassDatabase(40, prepare);
     }
 
     /** A database with nothing created in it, for tests of the migrations themselves. */
     public static WorkrowTestDatabase empty() {
         return new WorkrowTestDatabase("public", false);
+    }
+
+    /**
+     * A database migrated to the write-once layout (Workrow's migrations and V13, from
+     * {@link WriteOnceStore#MIGRATION_LOCATION}), for the statements of {@link WriteOnceStore}.
+     */
+    public static WorkrowTestDatabase withWriteOnceLayout() {
+        return new WorkrowTestDatabase("public", dataSource -> Flyway.configure(WorkrowMigrations.class.getClassLoader())
+                .dataSource(dataSource).schemas("public").defaultSchema("public")
+                .table(WorkrowMigrations.HISTORY_TABLE).baselineOnMigrate(true).baselineVersion("0")
+                .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate());
+    }
+
+    /** The write-once layout's store on this database. */
+    public WriteOnceStore writeOnceStore() {
+        return new WriteOnceStore(dataSource(), schema);
     }
 
     @Override

@@ -1,0 +1,27 @@
+package io.workrow.queue.store;
+
+import java.time.Instant;
+
+/**
+ * A job claimed in a batch of the write-once layout: its claim's {@code token} and its
+ * {@code position} in that claim (from 1) are the fence every end of it presents.
+ *
+ * @param attempt the attempt now running, counting from 1 (counted at claim)
+ * @param expiries how often the job's lease has expired before this attempt
+ * @param runAt the due time it was claimed at
+ */
+public record ClaimedPosition(
+        long token,
+        int position,
+        long id,
+        String queue,
+        String partitionKey,
+        String idempotencyKey,
+        String payloadJson,
+        String headersJson,
+        int attempt,
+        int maxAttempts,
+        int expiries,
+        String step,
+        Instant runAt) {
+}

@@ -1,0 +1,505 @@
+package io.workrow.queue.store;
+
+/**
+ * The statements of the write-once layout (docs/storage-layout.md; its tables come from
+ * {@code V13}, kept at {@link WriteOnceStore#MIGRATION_LOCATION} until the runtime moves to these
+ * statements), one named text block each, mirrored by the {@link WriteOnceStore} method of the same
+ * name. Placeholders are rendered by {@link JobSql#render}.
+ *
+ * <p><b>One home per job.</b> A job's state is which table holds its live row: scheduled, ready,
+ * an open position of a claim (neither its {@code settled} nor its {@code dropped} bit set), dead,
+ * or a terminal outcome row. Every move takes the job out of its home and writes the destination
+ * only from what that {@code DELETE} or bit update returned, so two statements racing for one job
+ * (a cancel and a sweep, say) can never both move it: under READ COMMITTED the one that waited
+ * re-checks the row, finds it gone or its bit set, and writes nothing.
+ *
+ * <p><b>The fence is the claim row.</b> An end names its claim's token and its position in it; it
+ * is accepted while the claim row exists and the position is open. A swept claim is deleted, a
+ * cancelled position has its {@code dropped} bit set, and an accepted end sets the {@code settled}
+ * bit, so a resent end is refused too, and is told from a lost lease by its own outcome row.
+ */
+final class WriteOnceSql {
+
+    private static final String UNKEYED = "ready.partition_key IS NULL AND ready.fairness_key = ''";
+
+    private static final String KEYED = "(ready.partition_key IS NOT NULL OR ready.fairness_key <> '')";
+
+    private WriteOnceSql() {
+    }
+
+    /**
+     * Enqueues many jobs from parallel arrays: each gets its id first, keyed ones claim their
+     * (queue, key) in workrow_job_key in (queue, key) order (concurrent producers sharing keys wait
+     * in line, not in a circle), and only jobs without a key or whose key was free write their data
+     * and their waiting row, ready when due, scheduled when later. Returns the new jobs with their
+     * input position ({@code ord}); a job whose key was taken returns nothing and is looked up with
+     * {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from this statement.
+     */
+    static final String JOB_INSERT_MANY = """
+            WITH input AS MATERIALIZED (
+                SELECT nextval({job_id_seq}) AS id, request.*,
+                       coalesce(request.at::timestamptz,
+                                statement_timestamp() + coalesce(request.delay_ms, 0) * interval '1 millisecond') AS run_at,
+                       coalesce(request.fairness, request.partition_key, '') AS fairness_key
+                FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
+                            ?::text[], ?::bigint[], ?::int[], ?::text[])
+                     WITH ORDINALITY AS request(queue, partition_key, partition_bucket, priority, idempotency_key,
+                                                payload, headers, at, delay_ms, max_attempts, fairness, ord)
+            ), keys AS (
+                INSERT INTO {job_key} (queue, idempotency_key, job_id)
+                SELECT queue, idempotency_key, id FROM input
+                WHERE idempotency_key IS NOT NULL
+                ORDER BY queue, idempotency_key
+                ON CONFLICT DO NOTHING
+                RETURNING job_id
+            ), fresh AS MATERIALIZED (
+                SELECT * FROM input
+                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
+            ), data AS (
+                INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                        payload, headers, max_attempts, fairness_key)
+                SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                       payload::jsonb, headers::jsonb, max_attempts, fairness_key
+                FROM fresh
+            ), due AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                     fairness_key)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                FROM fresh WHERE run_at <= statement_timestamp()
+            ), later AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                         fairness_key)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                FROM fresh WHERE run_at > statement_timestamp()
+            )
+            SELECT id, ord FROM fresh
+            """;
+
+    /** Ids of existing jobs by (queue, idempotency key), in a snapshot of its own. */
+    static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
+            SELECT job_key.job_id AS id, job_key.queue, job_key.idempotency_key
+            FROM {job_key} AS job_key
+            JOIN unnest(?::text[], ?::text[]) AS wanted(queue, idempotency_key)
+              ON job_key.queue = wanted.queue AND job_key.idempotency_key = wanted.idempotency_key
+            """;
+
+    /**
+     * Claims up to n due jobs of one queue as one batch: the ready rows are taken (walking the
+     * unkeyed and keyed claim indexes in claim order, skipping locked rows, as today's claim) and
+     * deleted, and one claim row holds them all under one token and one lease; each job's position
+     * is its rank by id. The attempt is counted here. A paused queue, or one whose breaker is not
+     * closed (unless this claim takes the probes), claims nothing. Returns each job with its data and
+     * saved step.
+     */
+    static final String JOB_CLAIM = """
+            WITH open AS (
+                SELECT NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
+                       AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
+                       AS open
+            ), unkeyed AS (
+                SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                FROM {ready} AS ready
+                WHERE ready.queue = ? AND {unkeyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY ready.priority, ready.run_at, ready.id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), keyed AS (
+                SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                FROM {ready} AS ready
+                WHERE ready.queue = ? AND {keyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY ready.priority, ready.run_at, ready.id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), due AS (
+                SELECT row
+                FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
+                ORDER BY priority, run_at, id
+                LIMIT ?
+            ), taken AS (
+                DELETE FROM {ready} AS ready
+                USING due
+                WHERE ready.ctid = due.row
+                RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts, ready.expiries,
+                          ready.run_at
+            ), claim AS (
+                INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts, expiries,
+                                     run_ats, settled, dropped)
+                SELECT nextval({lease_token_seq}), min(queue), ?, now() + ? * interval '1 millisecond', now(),
+                       array_agg(id ORDER BY id), array_agg(attempt ORDER BY id), array_agg(expiries ORDER BY id),
+                       array_agg(run_at ORDER BY id), repeat('0', count(*)::int)::varbit,
+                       repeat('0', count(*)::int)::varbit
+                FROM taken
+                HAVING count(*) > 0
+                RETURNING token
+            )
+            SELECT claim.token, row_number() OVER (ORDER BY taken.id) AS position, taken.id, taken.queue,
+                   taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
+                   data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
+            FROM taken
+            CROSS JOIN claim
+            JOIN {job_data} AS data ON data.id = taken.id
+            LEFT JOIN {step} AS step ON step.job_id = taken.id
+            """;
+
+    /**
+     * Ends many positions in one statement: completions, failures (retried or dead), discards,
+     * releases at shutdown. The fence is the claim row, locked {@code SKIP LOCKED} by token so one
+     * row held elsewhere never stalls the other claims' ends; an end is accepted when its claim row
+     * was locked here and its position is open. Accepted ends set their {@code settled} bits, or
+     * delete the claim row when no position stays open (disjoint rows, so one statement does both),
+     * append their outcome rows, move retried and released jobs to ready or scheduled (reading the
+     * job's data only for them) and dead ones to workrow_dead, and drop their ordered keys and, for
+     * jobs that ended, saved steps (only for claims flagged to have any).
+     *
+     * <p>Every input comes back with its verdict: {@code accepted} (with the job's new status), or
+     * else whether the claim row was there but locked elsewhere ({@code busy}: try again), or this
+     * claim already logged an outcome of the job's own ({@code ended}: an earlier send of this end
+     * committed and its reply was lost), or neither: the lease or the job was lost.
+     */
+    static final String JOB_END_MANY = """
+            WITH input AS (
+                SELECT *
+                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
+                            ?::bigint[])
+                     AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms)
+            ), locked AS (
+                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
+                       claim.has_keys, claim.has_steps
+                FROM {claim} AS claim
+                WHERE claim.token = ANY (?::bigint[])
+                FOR UPDATE SKIP LOCKED
+            ), accepted AS MATERIALIZED (
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
+                       CASE WHEN input.kind = 'completed' THEN 'completed'
+                            WHEN input.kind = 'released' THEN 'pending'
+                            WHEN input.kind = 'discarded' OR input.attempt >= input.max_attempts THEN 'dead'
+                            WHEN input.kind = 'failed' AND input.retry_delay_ms > 0 THEN 'scheduled'
+                            ELSE 'pending' END AS status
+                FROM input
+                JOIN locked ON locked.token = input.token
+                WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+            ), marked AS MATERIALIZED (
+                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
+                                                                    accepted.position - 1, 1)) AS settled,
+                       locked.dropped
+                FROM accepted
+                JOIN locked ON locked.token = accepted.token
+                GROUP BY locked.token, locked.settled, locked.dropped
+            ), settled AS (
+                UPDATE {claim} AS claim
+                SET settled = marked.settled
+                FROM marked
+                WHERE claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
+            ), closed AS (
+                DELETE FROM {claim} AS claim
+                USING marked
+                WHERE claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) = 0
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
+                                       error)
+                SELECT id, attempt, token, queue,
+                       CASE WHEN status = 'completed' THEN 'completed' WHEN status = 'dead' THEN 'dead'
+                            WHEN kind = 'released' THEN 'released' ELSE 'failed' END,
+                       worker, started_at, clock_timestamp(),
+                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker ELSE error END
+                FROM accepted
+            ), again AS MATERIALIZED (
+                SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.expiries,
+                       accepted.worker,
+                       CASE WHEN accepted.kind = 'released' THEN greatest(accepted.attempt - 1, 0)
+                            ELSE accepted.attempt END AS attempts,
+                       CASE WHEN accepted.kind = 'released' THEN NULL
+                            WHEN accepted.kind = 'interrupted' THEN 'interrupted by shutdown of ' || accepted.worker
+                            ELSE accepted.error END AS error,
+                       clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond' AS run_at,
+                       data.priority, data.partition_key, data.partition_bucket, data.fairness_key
+                FROM accepted
+                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
+                                    FROM {job_data} AS job
+                                    WHERE job.id = accepted.id AND accepted.status IN ('pending', 'scheduled')) AS data
+            ), to_ready AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, error, CASE WHEN error IS NOT NULL THEN clock_timestamp() END
+                FROM again WHERE status = 'pending'
+            ), to_scheduled AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                         partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, error, clock_timestamp()
+                FROM again WHERE status = 'scheduled'
+            ), to_dead AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                    claimed_by, started_at, finished_at)
+                SELECT id, queue, attempt, max_attempts, expiries,
+                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker ELSE error END,
+                       clock_timestamp(), worker, started_at, clock_timestamp()
+                FROM accepted WHERE status = 'dead'
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING accepted
+                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id
+            ), steps AS (
+                DELETE FROM {step} AS step
+                USING accepted
+                WHERE accepted.has_steps AND accepted.status IN ('completed', 'dead') AND step.job_id = accepted.id
+            )
+            SELECT input.token, input.position, accepted.status,
+                   accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   accepted.id IS NULL
+                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
+                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
+                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
+            FROM input
+            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position
+            """;
+
+    /**
+     * Renews the leases of every claim one runtime holds (one row per batch, not per job), each to
+     * its own lease from the database's current time, and records the runtime as the holder of
+     * every token it renews, locked rows' included (the vouch {@link #JOB_SWEEP_EXPIRED_LEASES}
+     * respects, as today's renewal). Rows locked elsewhere are skipped. Returns each renewed claim
+     * with its {@code dropped} bits, so a cancelled job's handler is interrupted.
+     */
+    static final String JOB_RENEW_LEASES = """
+            WITH holder AS (
+                INSERT INTO {lease_holder} (worker, renewed_until, tokens)
+                VALUES (?, clock_timestamp() + ? * interval '1 millisecond', ?::bigint[])
+                ON CONFLICT (worker) DO UPDATE SET renewed_until = excluded.renewed_until, tokens = excluded.tokens
+                WHERE {lease_holder}.renewed_until < excluded.renewed_until
+            ), gone AS (
+                DELETE FROM {lease_holder}
+                WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
+            ), held AS (
+                SELECT claim.token, renewal.lease_ms
+                FROM unnest(?::bigint[], ?::bigint[]) AS renewal(token, lease_ms)
+                JOIN {claim} AS claim ON claim.token = renewal.token
+                WHERE claim.worker = ?
+                FOR UPDATE OF claim SKIP LOCKED
+            )
+            UPDATE {claim} AS claim
+            SET lease_expires_at = clock_timestamp() + held.lease_ms * interval '1 millisecond'
+            FROM held
+            WHERE claim.token = held.token
+            RETURNING claim.token, claim.dropped::text AS dropped
+            """;
+
+    /**
+     * Recovers the jobs of claims whose lease expired and whose holder does not vouch for them:
+     * the claim row is deleted, and each open position gets an {@code expired} outcome row and goes
+     * back, by its queue's rule (as today's sweep: the declared rule, else this node's arrays, else
+     * the fallback values), to scheduled after the backoff (ready when it is zero) or to dead; a
+     * queue with {@code max_lease_expiries} gives the attempt back and retires the job when its
+     * expiries reach the limit. The claim's ordered keys go with it.
+     */
+    static final String JOB_SWEEP_EXPIRED_LEASES = """
+            WITH expired AS (
+                SELECT claim.token
+                FROM {claim} AS claim
+                WHERE claim.lease_expires_at < statement_timestamp()
+                  AND NOT EXISTS (SELECT 1 FROM {lease_holder} AS holder
+                                  WHERE holder.worker = claim.worker
+                                    AND holder.renewed_until > statement_timestamp()
+                                    AND claim.token = ANY (holder.tokens))
+                ORDER BY claim.lease_expires_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), gone AS MATERIALIZED (
+                DELETE FROM {claim} AS claim
+                USING expired
+                WHERE claim.token = expired.token
+                RETURNING claim.*
+            ), open AS MATERIALIZED (
+                SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
+                       AS expiries
+                FROM gone
+                CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries)
+                     WITH ORDINALITY AS held(id, attempt, expiries, position)
+                WHERE get_bit(gone.settled, held.position::int - 1) = 0 AND get_bit(gone.dropped, held.position::int - 1) = 0
+            ), rule AS (
+                SELECT declared.queue, declared.backoff_initial_ms AS initial_ms,
+                       declared.backoff_multiplier AS multiplier, declared.backoff_max_ms AS max_ms,
+                       declared.backoff_jitter AS jitter, declared.max_lease_expiries
+                FROM {queue_rule} AS declared
+                WHERE declared.queue IN (SELECT queue FROM open)
+                UNION ALL
+                SELECT *
+                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
+                     AS configured(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
+                WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared WHERE declared.queue = configured.queue)
+            ), counted AS (
+                SELECT open.*, coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, data.max_attempts,
+                       data.priority, data.partition_key, data.partition_bucket, data.fairness_key,
+                       rule.initial_ms, rule.multiplier, rule.max_ms, rule.jitter
+                FROM open
+                JOIN {job_data} AS data ON data.id = open.id
+                LEFT JOIN rule ON rule.queue = open.queue
+            ), recovered AS MATERIALIZED (
+                SELECT counted.*,
+                       CASE WHEN counted.max_expiries > 0 THEN greatest(counted.attempt - 1, 0)
+                            ELSE counted.attempt END AS attempts,
+                       CASE WHEN counted.max_expiries > 0 THEN counted.expiries >= counted.max_expiries
+                            ELSE counted.attempt >= counted.max_attempts END AS dead,
+                       CASE WHEN counted.max_expiries > 0 AND counted.expiries >= counted.max_expiries
+                            THEN 'lease expired ' || counted.expiries || ' times; last held by ' || counted.worker
+                            ELSE 'lease expired while held by ' || counted.worker END AS error,
+                       least(coalesce(counted.max_ms, ?::bigint),
+                             coalesce(counted.initial_ms, ?::bigint)
+                             * power(coalesce(counted.multiplier, ?::float8),
+                                     CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
+                                          ELSE greatest(counted.attempt - 1, 0) END))
+                       * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                FROM counted
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
+                                       error)
+                SELECT id, attempt, token, queue, 'expired', worker, started_at, clock_timestamp(), error
+                FROM recovered
+            ), to_ready AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, error, clock_timestamp()
+                FROM recovered WHERE NOT dead AND delay_ms <= 0
+            ), to_scheduled AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                         partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, clock_timestamp() + delay_ms * interval '1 millisecond', attempts,
+                       max_attempts, expiries, partition_key, partition_bucket, fairness_key, error, clock_timestamp()
+                FROM recovered WHERE NOT dead AND delay_ms > 0
+            ), to_dead AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                    claimed_by, started_at, finished_at)
+                SELECT id, queue, attempts, max_attempts, expiries, error, clock_timestamp(), worker, started_at,
+                       clock_timestamp()
+                FROM recovered WHERE dead
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING gone
+                WHERE gone.has_keys AND key.claim_token = gone.token
+            )
+            SELECT id, queue, CASE WHEN dead THEN 'dead' WHEN delay_ms > 0 THEN 'scheduled' ELSE 'pending' END
+                       AS status, worker AS previous_owner, attempts, max_attempts, expiries AS lease_expiries
+            FROM recovered
+            """;
+
+    /**
+     * Cancels a waiting or running job of {@code queue}: a ready or scheduled row is deleted; a
+     * running job's position gets its {@code dropped} bit (the claim row deleted instead when that
+     * was its last open position) and its handler a {@code cancel:<id>} notification. Either way a
+     * {@code cancelled} outcome row is written from what the move returned. Returns nothing when the
+     * job was in none of these homes at the moment of the statement: finished, dead, or moving
+     * between homes (the caller looks again).
+     */
+    static final String JOB_CANCEL = """
+            WITH from_ready AS (
+                DELETE FROM {ready} WHERE id = ? AND queue = ?
+                RETURNING id, queue, attempts, claimed_by AS worker, NULL::bigint AS token, NULL::timestamptz AS started_at
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} WHERE id = ? AND queue = ?
+                RETURNING id, queue, attempts, claimed_by AS worker, NULL::bigint AS token, NULL::timestamptz AS started_at
+            ), holding AS MATERIALIZED (
+                SELECT claim.token, array_position(claim.ids, ?::bigint) AS position, claim.settled, claim.dropped,
+                       claim.attempts, claim.queue, claim.worker, claim.started_at
+                FROM {claim} AS claim
+                WHERE claim.queue = ? AND claim.ids @> ARRAY[?::bigint]
+                FOR UPDATE
+            ), target AS MATERIALIZED (
+                SELECT holding.*, set_bit(holding.dropped, holding.position - 1, 1) AS now_dropped
+                FROM holding
+                WHERE get_bit(holding.settled, holding.position - 1) = 0 AND get_bit(holding.dropped, holding.position - 1) = 0
+            ), marked AS (
+                UPDATE {claim} AS claim
+                SET dropped = target.now_dropped
+                FROM target
+                WHERE claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) > 0
+                RETURNING claim.token
+            ), closed AS (
+                DELETE FROM {claim} AS claim
+                USING target
+                WHERE claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) = 0
+                RETURNING claim.token
+            ), from_claim AS (
+                SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts, target.worker,
+                       target.token, target.started_at
+                FROM target
+            ), cancelled AS (
+                SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_claim
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at)
+                SELECT id, attempts, token, queue, 'cancelled', worker, started_at, clock_timestamp()
+                FROM cancelled
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING cancelled
+                WHERE cancelled.token IS NOT NULL AND key.claim_token = cancelled.token AND key.job_id = cancelled.id
+            ), steps AS (
+                DELETE FROM {step} AS step WHERE step.job_id IN (SELECT id FROM cancelled)
+            )
+            SELECT id, CASE WHEN token IS NOT NULL THEN pg_notify({channel}, 'cancel:' || id) END
+            FROM cancelled
+            """;
+
+    /**
+     * Where a job lives now, read without locks: its status by home, or nothing when it is finished
+     * or unknown. A cancel that found the job nowhere asks this before it gives up.
+     */
+    static final String JOB_LIVE_STATUS = """
+            SELECT 'pending' FROM {ready} WHERE id = ?
+            UNION ALL SELECT 'scheduled' FROM {scheduled} WHERE id = ?
+            UNION ALL SELECT 'dead' FROM {dead} WHERE id = ?
+            UNION ALL
+            SELECT 'running' FROM {claim} AS claim
+            WHERE claim.ids @> ARRAY[?::bigint]
+              AND get_bit(claim.settled, array_position(claim.ids, ?::bigint) - 1) = 0
+              AND get_bit(claim.dropped, array_position(claim.ids, ?::bigint) - 1) = 0
+            """;
+
+    /**
+     * Moves scheduled jobs that have fallen due to ready, oldest first; the insert's trigger wakes
+     * their queues' pollers on every node. SKIP LOCKED lets every runtime run it at once.
+     */
+    static final String JOB_PROMOTE_SCHEDULED = """
+            WITH due AS (
+                SELECT ctid AS row
+                FROM {scheduled}
+                WHERE run_at <= statement_timestamp()
+                ORDER BY run_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), moved AS (
+                DELETE FROM {scheduled} AS scheduled
+                USING due
+                WHERE scheduled.ctid = due.row
+                RETURNING scheduled.*
+            ), promoted AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by
+                FROM moved
+                RETURNING queue
+            )
+            SELECT queue, count(*) AS jobs
+            FROM promoted
+            GROUP BY queue
+            """;
+
+    /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
+    static String render(String sql, SqlIdentifier schema) {
+        String prefix = schema.quoted() + ".workrow_";
+        return JobSql.render(sql.replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+                .replace("{job_data}", prefix + "job_data")
+                .replace("{job_key}", prefix + "job_key")
+                .replace("{ready}", prefix + "ready")
+                .replace("{scheduled}", prefix + "scheduled")
+                .replace("{claim}", prefix + "claim")
+                .replace("{outcome}", prefix + "outcome")
+                .replace("{dead}", prefix + "dead")
+                .replace("{key_running}", prefix + "key_running")
+                .replace("{step}", prefix + "step")
+                .replace("{job_id_seq}", "'" + prefix + "job_id_seq'"), schema);
+    }
+}

@@ -1,0 +1,252 @@
+package io.workrow.queue.store;
+
+import static io.workrow.queue.store.ArrayParameters.arrays;
+import static io.workrow.queue.store.ArrayParameters.column;
+
+import io.workrow.queue.JobStatus;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import javax.sql.DataSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Runs the statements of the write-once layout ({@link WriteOnceSql}, one method per statement)
+ * against one schema. Its tables come from the migration at {@link #MIGRATION_LOCATION}, which
+ * joins Workrow's migrations when the runtime moves from {@link JobStore} to this store; until
+ * then nothing in the runtime calls it.
+ */
+public final class WriteOnceStore {
+
+    /** Classpath location of the migration that creates the write-once layout (V13). */
+    public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
+
+    /** How often a cancel looks again for a job that was between homes when it looked. */
+    private static final int CANCEL_LOOKS = 5;
+
+    private final JdbcTemplate timed;
+    private final String insertMany;
+    private final String findByIdempotencyKeys;
+    private final String claim;
+    private final String endMany;
+    private final String renewLeases;
+    private final String sweepExpiredLeases;
+    private final String cancel;
+    private final String liveStatus;
+    private final String promoteScheduled;
+
+    public WriteOnceStore(DataSource dataSource, SqlIdentifier schema) {
+        this(dataSource, schema, JobStore.DEFAULT_STATEMENT_TIMEOUT);
+    }
+
+    /** @param statementTimeout the longest any statement may run, waits for locks included */
+    public WriteOnceStore(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout) {
+        this.timed = new JdbcTemplate(dataSource);
+        this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
+        this.insertMany = WriteOnceSql.render(WriteOnceSql.JOB_INSERT_MANY, schema);
+        this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
+        this.claim = WriteOnceSql.render(WriteOnceSql.JOB_CLAIM, schema);
+        this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
+        this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
+        this.sweepExpiredLeases = WriteOnceSql.render(WriteOnceSql.JOB_SWEEP_EXPIRED_LEASES, schema);
+        this.cancel = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL, schema);
+        this.liveStatus = WriteOnceSql.render(WriteOnceSql.JOB_LIVE_STATUS, schema);
+        this.promoteScheduled = WriteOnceSql.render(WriteOnceSql.JOB_PROMOTE_SCHEDULED, schema);
+    }
+
+    /**
+     * Enqueues jobs in one statement and returns their ids in input order; a job whose
+     * (queue, idempotency key) is taken returns the id of the job that holds it.
+     */
+    public List<Long> insertMany(List<NewJob> jobs) {
+        if (jobs.isEmpty()) {
+            return List.of();
+        }
+        Long[] ids = new Long[jobs.size()];
+        timed.query(arrays(insertMany,
+                column(jobs, "text", NewJob::queue),
+                column(jobs, "text", NewJob::partitionKey),
+                column(jobs, "int4", NewJob::partitionBucket),
+                column(jobs, "int4", NewJob::priority),
+                column(jobs, "text", NewJob::idempotencyKey),
+                column(jobs, "text", NewJob::payloadJson),
+                column(jobs, "text", NewJob::headersJson),
+                column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
+                column(jobs, "int8", NewJob::delayMillis),
+                column(jobs, "int4", NewJob::maxAttempts),
+                column(jobs, "text", NewJob::fairnessKey)),
+                rs -> {
+                    ids[rs.getInt("ord") - 1] = rs.getLong("id");
+                });
+        List<NewJob> taken = new ArrayList<>();
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] == null) {
+                taken.add(jobs.get(i));
+            }
+        }
+        if (!taken.isEmpty()) {
+            Map<List<String>, Long> existing = new HashMap<>();
+            timed.query(arrays(findByIdempotencyKeys,
+                    column(taken, "text", NewJob::queue),
+                    column(taken, "text", NewJob::idempotencyKey)),
+                    rs -> {
+                        existing.put(List.of(rs.getString("queue"), rs.getString("idempotency_key")), rs.getLong("id"));
+                    });
+            for (int i = 0; i < ids.length; i++) {
+                if (ids[i] == null) {
+                    NewJob job = jobs.get(i);
+                    ids[i] = existing.get(List.of(job.queue(), job.idempotencyKey()));
+                }
+            }
+        }
+        return List.of(ids);
+    }
+
+    /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
+    public List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes) {
+        return timed.query(claim, (rs, row) -> new ClaimedPosition(
+                rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
+                rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
+                rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
+                rs.getString("step"), JobStore.instant(rs, "run_at")),
+                queue, probes, queue, queue, limit, queue, limit, limit, worker, lease.toMillis());
+    }
+
+    /**
+     * Ends positions in one statement and says of each whether it counted ({@link EndResult}).
+     * An end must not be sent twice in one call.
+     */
+    public Map<PositionEnd, EndResult> endMany(Collection<PositionEnd> ends) {
+        if (ends.isEmpty()) {
+            return Map.of();
+        }
+        List<PositionEnd> list = List.copyOf(ends);
+        Map<List<Long>, PositionEnd> byPosition = new HashMap<>();
+        Set<Long> tokens = new TreeSet<>();
+        for (PositionEnd end : list) {
+            byPosition.put(List.of(end.token(), (long) end.position()), end);
+            tokens.add(end.token());
+        }
+        Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
+        timed.query(arrays(endMany,
+                column(list, "int8", PositionEnd::token),
+                column(list, "int4", PositionEnd::position),
+                column(list, "int8", PositionEnd::id),
+                column(list, "int4", PositionEnd::attempt),
+                column(list, "int4", PositionEnd::maxAttempts),
+                column(list, "int4", PositionEnd::expiries),
+                column(list, "text", end -> end.kind().columnValue()),
+                column(list, "text", PositionEnd::error),
+                column(list, "int8", end -> end.retryDelay().toMillis()),
+                column(List.copyOf(tokens), "int8", token -> token)),
+                rs -> {
+                    PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
+                    String status = rs.getString("status");
+                    EndResult result;
+                    if (status != null) {
+                        result = new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.fromColumn(status));
+                    } else if (rs.getBoolean("busy")) {
+                        result = new EndResult(EndResult.Verdict.BUSY, null);
+                    } else if (rs.getBoolean("ended")) {
+                        result = new EndResult(EndResult.Verdict.ACCEPTED_BEFORE, null);
+                    } else {
+                        result = new EndResult(EndResult.Verdict.REFUSED, null);
+                    }
+                    results.put(end, result);
+                });
+        return results;
+    }
+
+    /**
+     * Renews the leases of the claims {@code worker} holds, each by its own length, and vouches
+     * for all of them until {@code vouch} from now. Returns each renewed claim's dropped positions
+     * (cancelled jobs whose handlers are to be interrupted); a claim missing from the result was
+     * lost or locked elsewhere.
+     */
+    public Map<Long, Set<Integer>> renewLeases(String worker, Map<Long, Duration> leases, Duration vouch) {
+        if (leases.isEmpty()) {
+            return Map.of();
+        }
+        Map<Long, Duration> sorted = new TreeMap<>(leases);
+        Object[] tokens = sorted.keySet().toArray();
+        Object[] millis = sorted.values().stream().map(Duration::toMillis).toArray();
+        Map<Long, Set<Integer>> renewed = new HashMap<>();
+        timed.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(renewLeases);
+            statement.setString(1, worker);
+            statement.setLong(2, vouch.toMillis());
+            statement.setArray(3, connection.createArrayOf("int8", tokens));
+            statement.setString(4, worker);
+            statement.setArray(5, connection.createArrayOf("int8", tokens));
+            statement.setArray(6, connection.createArrayOf("int8", millis));
+            statement.setString(7, worker);
+            return statement;
+        }, rs -> {
+            String bits = rs.getString("dropped");
+            Set<Integer> dropped = new TreeSet<>();
+            for (int i = 0; i < bits.length(); i++) {
+                if (bits.charAt(i) == '1') {
+                    dropped.add(i + 1);
+                }
+            }
+            renewed.put(rs.getLong("token"), dropped);
+        });
+        return renewed;
+    }
+
+    /**
+     * Recovers the jobs of up to {@code limit} claims whose lease expired unvouched, each by its
+     * queue's rule ({@code rules}, else {@code fallback}).
+     */
+    public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
+        return timed.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
+            statement.setInt(1, limit);
+            RecoveryRule.bindArrays(statement, 2, rules);
+            statement.setInt(8, fallback.maxLeaseExpiries());
+            statement.setLong(9, fallback.maxMillis());
+            statement.setLong(10, fallback.initialMillis());
+            statement.setDouble(11, fallback.multiplier());
+            statement.setDouble(12, fallback.jitter());
+            return statement;
+        }, (rs, row) -> new MovedJob(
+                rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
+                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner"),
+                rs.getInt("lease_expiries")));
+    }
+
+    /**
+     * Cancels a scheduled, pending or running job of {@code queue}; false when it is finished, dead
+     * or not there. A job caught between two homes (claimed, swept or promoted while the cancel
+     * looked) is looked for again.
+     */
+    public boolean cancel(String queue, long id) {
+        for (int look = 1; look <= CANCEL_LOOKS; look++) {
+            if (!timed.queryForList(cancel, id, queue, id, queue, id, queue, id, id).isEmpty()) {
+                return true;
+            }
+            List<String> live = timed.queryForList(liveStatus, String.class, id, id, id, id, id, id);
+            if (live.isEmpty() || live.contains("dead")) {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /** Moves up to {@code limit} due scheduled jobs to ready; returns how many per queue. */
+    public Map<String, Integer> promoteScheduled(int limit) {
+        Map<String, Integer> promoted = new TreeMap<>();
+        timed.query(promoteScheduled, rs -> {
+            promoted.put(rs.getString("queue"), rs.getInt("jobs"));
+        }, limit);
+        return promoted;
+    }
+}

@@ -1,0 +1,383 @@
+-- The write-once layout (docs/storage-layout.md): a job's data is written once, and its state is
+-- which table holds its live row. Every job of the old workrow_job moves to its new home in this
+-- one transaction; the old table, stripped of its state columns, becomes the first partition of
+-- workrow_job_data, so payloads are not copied. Old and new versions of Workrow may not run
+-- together across this migration, producers included: an old node writes to workrow_job, which
+-- is a view afterwards.
+
+-- 1. The homes of a job's state.
+
+-- A due job waiting for a claim. attempts counts the attempts spent; max_attempts is a copy of the
+-- job's, so an operator can lower it here and the retirer finds exhausted jobs by index.
+CREATE TABLE workrow_ready (
+    id               bigint      NOT NULL,
+    queue            text        NOT NULL,
+    priority         smallint    NOT NULL,
+    run_at           timestamptz NOT NULL,
+    attempts         integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    max_attempts     integer     NOT NULL CHECK (max_attempts >= 1),
+    expiries         integer     NOT NULL DEFAULT 0,
+    partition_key    text,
+    partition_bucket smallint    NOT NULL,
+    fairness_key     text        NOT NULL DEFAULT '',
+    last_error       text,
+    last_error_at    timestamptz,
+    claimed_by       text
+);
+
+-- A job due later: the same columns. Promotion moves it to workrow_ready when it falls due.
+CREATE TABLE workrow_scheduled (LIKE workrow_ready INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+
+-- One claimed batch: the lease and the fence of every job in it. Position p (1-based) of the
+-- arrays is the p-th job; bit p-1 of settled says its end was accepted, of dropped that it was
+-- cancelled while running. A row whose every position is settled or dropped is deleted. Only the
+-- primary key is indexed and half of each page is left free, so the updates of ends and renewals
+-- stay HOT.
+CREATE TABLE workrow_claim (
+    token            bigint        PRIMARY KEY,
+    queue            text          NOT NULL,
+    worker           text          NOT NULL,
+    lease_expires_at timestamptz   NOT NULL,
+    started_at       timestamptz   NOT NULL,
+    ids              bigint[]      NOT NULL,
+    attempts         integer[]     NOT NULL,
+    expiries         integer[]     NOT NULL,
+    run_ats          timestamptz[] NOT NULL,
+    settled          bit varying   NOT NULL,
+    dropped          bit varying   NOT NULL,
+    has_keys         boolean       NOT NULL DEFAULT false,
+    has_steps        boolean       NOT NULL DEFAULT false,
+    CONSTRAINT workrow_claim_positions CHECK (
+        cardinality(ids) = cardinality(attempts) AND cardinality(ids) = cardinality(expiries)
+        AND cardinality(ids) = cardinality(run_ats)
+        AND cardinality(ids) = length(settled) AND cardinality(ids) = length(dropped))
+) WITH (fillfactor = 50);
+
+-- A dead job, the case file an operator retries or cancels. finished_at is also the cutoff of the
+-- batched retry and cancel: a job retried and dead again has a new row with a later finished_at.
+CREATE TABLE workrow_dead (
+    id            bigint      PRIMARY KEY,
+    queue         text        NOT NULL,
+    attempts      integer     NOT NULL,
+    max_attempts  integer     NOT NULL,
+    expiries      integer     NOT NULL DEFAULT 0,
+    last_error    text,
+    last_error_at timestamptz,
+    claimed_by    text,
+    started_at    timestamptz,
+    finished_at   timestamptz NOT NULL
+);
+
+CREATE INDEX workrow_dead_queue_idx ON workrow_dead (queue, finished_at);
+CREATE INDEX workrow_dead_kind_idx ON workrow_dead (queue, (
+    CASE WHEN last_error IS NULL THEN ''
+         WHEN last_error LIKE 'lease expired %' THEN 'lease expired'
+         ELSE split_part(last_error, ':', 1) END), finished_at DESC, id DESC);
+
+-- Every attempt that ended, appended and never updated, one partition per day of finished_at
+-- (UTC). Retention drops whole days. status 'failed' and 'expired' are attempts the job survived;
+-- 'completed' and 'cancelled' are where a finished job lives; 'dead' also has a workrow_dead row;
+-- 'released' is an attempt handed back at shutdown.
+CREATE TABLE workrow_outcome (
+    job_id      bigint      NOT NULL,
+    attempt     integer     NOT NULL,
+    claim_token bigint,
+    queue       text        NOT NULL,
+    status      text        NOT NULL
+                CHECK (status IN ('completed', 'failed', 'dead', 'expired', 'released', 'cancelled')),
+    worker      text,
+    started_at  timestamptz,
+    finished_at timestamptz NOT NULL,
+    error       text
+) PARTITION BY RANGE (finished_at);
+
+-- Rows land here only when maintenance has not created their day: workrow_add_outcome_day moves
+-- them out when it does, so it must stay near empty.
+CREATE TABLE workrow_outcome_default PARTITION OF workrow_outcome DEFAULT;
+
+CREATE INDEX workrow_outcome_finished_idx ON workrow_outcome USING brin (finished_at);
+CREATE INDEX workrow_outcome_job_idx ON workrow_outcome USING brin (job_id);
+CREATE INDEX workrow_outcome_claim_idx ON workrow_outcome USING brin (claim_token);
+-- A job's last error: completions, the bulk of the log, are not in it.
+CREATE INDEX workrow_outcome_error_idx ON workrow_outcome (job_id)
+    WHERE status IN ('failed', 'dead', 'expired');
+
+-- Creates the partition of one day of outcomes, moving that day's rows out of the default
+-- partition first (PostgreSQL refuses a partition whose rows sit in the default). Returns false
+-- when the day has its partition already.
+CREATE FUNCTION workrow_add_outcome_day(day date) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS
+$$
+DECLARE
+    name text := 'workrow_outcome_' || to_char(day, 'YYYYMMDD');
+    low  timestamptz := day::timestamp AT TIME ZONE 'UTC';
+    high timestamptz := (day + 1)::timestamp AT TIME ZONE 'UTC';
+BEGIN
+    IF to_regclass(name) IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    EXECUTE format('CREATE TABLE %I (LIKE workrow_outcome INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
+    EXECUTE format('WITH moved AS (DELETE FROM workrow_outcome_default'
+                   ' WHERE finished_at >= $1 AND finished_at < $2 RETURNING *)'
+                   ' INSERT INTO %I SELECT * FROM moved', name) USING low, high;
+    EXECUTE format('ALTER TABLE workrow_outcome ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                   name, low, high);
+    RETURN true;
+END;
+$$;
+
+-- An idempotency key and the job it belongs to: one job per key and queue.
+CREATE TABLE workrow_job_key (
+    queue           text   NOT NULL,
+    idempotency_key text   NOT NULL,
+    job_id          bigint NOT NULL,
+    PRIMARY KEY (queue, idempotency_key)
+);
+
+-- The key an ordered queue is running: one running job per key, whatever the claims' snapshots
+-- saw. Deleted by every statement that closes the job's position.
+CREATE TABLE workrow_key_running (
+    queue       text   NOT NULL,
+    ordered_key text   NOT NULL,
+    claim_token bigint NOT NULL,
+    job_id      bigint NOT NULL,
+    PRIMARY KEY (queue, ordered_key)
+);
+
+-- The step a multi-step job reached, so a retry resumes from it.
+CREATE TABLE workrow_step (
+    job_id bigint PRIMARY KEY,
+    step   text   NOT NULL
+);
+
+-- 2. Every job of the old table to its home.
+
+INSERT INTO workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                           partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+SELECT id, queue, priority, run_at, attempts, max_attempts, lease_expiries, partition_key,
+       partition_bucket, fairness_key, last_error, last_error_at, claimed_by
+FROM workrow_job WHERE status = 'pending';
+
+INSERT INTO workrow_scheduled (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                               partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+SELECT id, queue, priority, run_at, attempts, max_attempts, lease_expiries, partition_key,
+       partition_bucket, fairness_key, last_error, last_error_at, claimed_by
+FROM workrow_job WHERE status = 'scheduled';
+
+-- A running job becomes a claim of its own under its lease token and expiry: the node that ran
+-- it is stopped, so the sweeper recovers it when that lease runs out, as it would have before.
+INSERT INTO workrow_claim (token, queue, worker, lease_expires_at, started_at, ids, attempts, expiries,
+                           run_ats, settled, dropped, has_keys, has_steps)
+SELECT lease_token, queue, claimed_by, lease_expires_at, coalesce(started_at, updated_at),
+       ARRAY[id], ARRAY[attempts], ARRAY[lease_expiries], ARRAY[run_at], B'0', B'0',
+       ordered_key IS NOT NULL, step IS NOT NULL
+FROM workrow_job WHERE status = 'running';
+
+INSERT INTO workrow_key_running (queue, ordered_key, claim_token, job_id)
+SELECT queue, ordered_key, lease_token, id
+FROM workrow_job WHERE status = 'running' AND ordered_key IS NOT NULL;
+
+INSERT INTO workrow_dead (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                          claimed_by, started_at, finished_at)
+SELECT id, queue, attempts, max_attempts, lease_expiries, last_error, last_error_at,
+       claimed_by, started_at, coalesce(finished_at, updated_at)
+FROM workrow_job WHERE status = 'dead';
+
+SELECT workrow_add_outcome_day(day)
+FROM (SELECT DISTINCT (coalesce(finished_at, updated_at) AT TIME ZONE 'UTC')::date AS day
+      FROM workrow_job WHERE status IN ('completed', 'cancelled')
+      UNION
+      SELECT (now() AT TIME ZONE 'UTC')::date + ahead FROM generate_series(0, 7) AS ahead) AS days;
+
+-- A finished job keeps its last error as its outcome's error, as the old row's last_error.
+INSERT INTO workrow_outcome (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at, error)
+SELECT id, attempts, NULL, queue, status, claimed_by, started_at, coalesce(finished_at, updated_at), last_error
+FROM workrow_job WHERE status IN ('completed', 'cancelled');
+
+INSERT INTO workrow_step (job_id, step)
+SELECT id, step FROM workrow_job WHERE step IS NOT NULL AND status IN ('scheduled', 'pending', 'running');
+
+INSERT INTO workrow_job_key (queue, idempotency_key, job_id)
+SELECT queue, idempotency_key, id FROM workrow_job WHERE idempotency_key IS NOT NULL;
+
+-- 3. The old table becomes the first partition of the job data: its state columns go (a catalogue
+-- change, no rewrite), and with them every index and check that named them.
+
+DROP VIEW workrow_queue_stats;
+DROP TRIGGER workrow_job_inserted ON workrow_job;
+DROP INDEX workrow_job_idempotency_idx;
+ALTER TABLE workrow_job
+    DROP COLUMN status, DROP COLUMN run_at, DROP COLUMN attempts, DROP COLUMN last_error,
+    DROP COLUMN last_error_at, DROP COLUMN step, DROP COLUMN claimed_by, DROP COLUMN lease_expires_at,
+    DROP COLUMN lease_token, DROP COLUMN started_at, DROP COLUMN finished_at, DROP COLUMN updated_at,
+    DROP COLUMN lease_expiries, DROP COLUMN ordered_key;
+
+CREATE TABLE workrow_job_data (
+    id               bigint      NOT NULL,
+    queue            text        NOT NULL,
+    partition_key    text,
+    partition_bucket smallint    NOT NULL,
+    priority         smallint    NOT NULL DEFAULT 0,
+    idempotency_key  text,
+    payload          jsonb       NOT NULL,
+    headers          jsonb       NOT NULL DEFAULT '{}'::jsonb,
+    max_attempts     integer     NOT NULL,
+    fairness_key     text        NOT NULL DEFAULT '',
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    -- named as the old table's checks, which a partition must carry by name
+    CONSTRAINT workrow_job_partition_bucket_check CHECK (partition_bucket BETWEEN 0 AND 1023),
+    CONSTRAINT workrow_job_max_attempts_check CHECK (max_attempts >= 1),
+    PRIMARY KEY (id)
+) PARTITION BY RANGE (id);
+
+CREATE TABLE workrow_job_data_default PARTITION OF workrow_job_data DEFAULT;
+
+DO $$
+DECLARE
+    next_id bigint;
+BEGIN
+    SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END INTO next_id FROM workrow_job_id_seq;
+    SELECT greatest(next_id, coalesce(max(id) + 1, 1)) INTO next_id FROM workrow_job;
+    -- the identity's sequence goes with the identity; ids continue from a sequence of the same name
+    ALTER TABLE workrow_job ALTER COLUMN id DROP IDENTITY;
+    EXECUTE format('CREATE SEQUENCE workrow_job_id_seq START %s', next_id);
+    ALTER TABLE workrow_job RENAME TO workrow_job_data_initial;
+    ALTER INDEX workrow_job_pkey RENAME TO workrow_job_data_initial_pkey;
+    -- the check makes the attach skip its scan of the old rows
+    EXECUTE format('ALTER TABLE workrow_job_data_initial ADD CONSTRAINT workrow_job_data_initial_range'
+                   ' CHECK (id < %s)', next_id);
+    EXECUTE format('ALTER TABLE workrow_job_data ATTACH PARTITION workrow_job_data_initial'
+                   ' FOR VALUES FROM (MINVALUE) TO (%s)', next_id);
+    EXECUTE format('CREATE TABLE %I PARTITION OF workrow_job_data FOR VALUES FROM (%s) TO (%s)',
+                   'workrow_job_data_' || next_id, next_id, next_id + 1000000);
+END;
+$$;
+
+ALTER TABLE workrow_job_data ALTER COLUMN id SET DEFAULT nextval('workrow_job_id_seq');
+ALTER SEQUENCE workrow_job_id_seq OWNED BY workrow_job_data.id;
+
+-- 4. Indexes of the homes, built after the moves.
+
+-- The claims' indexes, as the old table's pending-only ones (docs/storage-layout.md, "Indexes").
+CREATE INDEX workrow_ready_unkeyed_claim_idx ON workrow_ready (queue, priority, run_at, id)
+    WHERE partition_key IS NULL AND fairness_key = '';
+CREATE INDEX workrow_ready_keyed_claim_idx ON workrow_ready (queue, priority, run_at, id)
+    WHERE partition_key IS NOT NULL OR fairness_key <> '';
+CREATE INDEX workrow_ready_keyless_claim_idx ON workrow_ready (queue, priority, run_at, id)
+    WHERE partition_key IS NULL AND fairness_key <> '';
+CREATE INDEX workrow_ready_fair_claim_idx ON workrow_ready (queue, fairness_key, priority, run_at, id)
+    WHERE partition_key IS NOT NULL OR fairness_key <> '';
+CREATE INDEX workrow_ready_key_pending_idx ON workrow_ready (queue, partition_key, id)
+    WHERE partition_key IS NOT NULL;
+CREATE INDEX workrow_ready_id_idx ON workrow_ready USING brin (id);
+CREATE INDEX workrow_ready_exhausted_idx ON workrow_ready (id) WHERE attempts >= max_attempts;
+
+CREATE INDEX workrow_scheduled_run_at_idx ON workrow_scheduled (run_at);
+CREATE INDEX workrow_scheduled_queue_idx ON workrow_scheduled (queue);
+CREATE INDEX workrow_scheduled_id_idx ON workrow_scheduled USING brin (id);
+CREATE INDEX workrow_scheduled_key_held_idx ON workrow_scheduled (queue, partition_key, id)
+    WHERE partition_key IS NOT NULL;
+CREATE INDEX workrow_scheduled_exhausted_idx ON workrow_scheduled (id) WHERE attempts >= max_attempts;
+
+ALTER TABLE workrow_ready SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+ALTER TABLE workrow_claim SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
+
+-- Idle workers wake on a job becoming due: enqueues, promotions, retries and released jobs all
+-- insert here. Same function and transition-table name as before.
+CREATE TRIGGER workrow_ready_inserted
+    AFTER INSERT ON workrow_ready
+    REFERENCING NEW TABLE AS inserted_jobs
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION workrow_notify_job_inserted();
+
+-- 5. What people query: one row per job, its status the home its live row is in.
+
+CREATE VIEW workrow_job AS
+SELECT data.id, state.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
+       data.payload, data.headers, 'scheduled'::text AS status, state.run_at, state.attempts,
+       state.max_attempts, state.last_error, state.last_error_at, step.step, state.claimed_by,
+       NULL::timestamptz AS lease_expires_at, NULL::bigint AS lease_token, data.created_at,
+       NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at, state.expiries AS lease_expiries,
+       data.fairness_key
+FROM workrow_scheduled AS state
+JOIN workrow_job_data AS data ON data.id = state.id
+LEFT JOIN workrow_step AS step ON step.job_id = state.id
+UNION ALL
+SELECT data.id, state.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
+       data.payload, data.headers, 'pending', state.run_at, state.attempts,
+       state.max_attempts, state.last_error, state.last_error_at, step.step, state.claimed_by,
+       NULL, NULL, data.created_at, NULL, NULL, state.expiries, data.fairness_key
+FROM workrow_ready AS state
+JOIN workrow_job_data AS data ON data.id = state.id
+LEFT JOIN workrow_step AS step ON step.job_id = state.id
+UNION ALL
+SELECT data.id, claim.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
+       data.payload, data.headers, 'running', held.run_at, held.attempts,
+       data.max_attempts, failure.error, failure.finished_at, step.step, claim.worker,
+       claim.lease_expires_at, claim.token, data.created_at, claim.started_at, NULL, held.expiries,
+       data.fairness_key
+FROM workrow_claim AS claim
+CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats)
+     WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
+JOIN workrow_job_data AS data ON data.id = held.id
+LEFT JOIN workrow_step AS step ON step.job_id = held.id
+LEFT JOIN LATERAL (SELECT outcome.error, outcome.finished_at FROM workrow_outcome AS outcome
+                   WHERE outcome.job_id = held.id AND outcome.status IN ('failed', 'dead', 'expired')
+                   ORDER BY outcome.finished_at DESC LIMIT 1) AS failure ON true
+WHERE get_bit(claim.settled, held.position::int - 1) = 0 AND get_bit(claim.dropped, held.position::int - 1) = 0
+UNION ALL
+SELECT data.id, state.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
+       data.payload, data.headers, 'dead', NULL, state.attempts,
+       state.max_attempts, state.last_error, state.last_error_at, NULL, state.claimed_by,
+       NULL, NULL, data.created_at, state.started_at, state.finished_at, state.expiries, data.fairness_key
+FROM workrow_dead AS state
+JOIN workrow_job_data AS data ON data.id = state.id
+UNION ALL
+SELECT data.id, outcome.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
+       data.payload, data.headers, outcome.status, NULL, outcome.attempt,
+       data.max_attempts, coalesce(outcome.error, failure.error),
+       CASE WHEN outcome.error IS NOT NULL THEN outcome.finished_at ELSE failure.finished_at END, NULL,
+       outcome.worker, NULL, NULL, data.created_at, outcome.started_at, outcome.finished_at, NULL, data.fairness_key
+FROM workrow_outcome AS outcome
+JOIN workrow_job_data AS data ON data.id = outcome.job_id
+LEFT JOIN LATERAL (SELECT earlier.error, earlier.finished_at FROM workrow_outcome AS earlier
+                   WHERE earlier.job_id = outcome.job_id AND earlier.status IN ('failed', 'dead', 'expired')
+                   ORDER BY earlier.finished_at DESC LIMIT 1) AS failure ON outcome.error IS NULL
+WHERE outcome.status IN ('completed', 'cancelled');
+
+-- Counts per queue from the homes, never through the view (a count over the view joins every
+-- job's data). The columns and their meaning are the old view's.
+CREATE VIEW workrow_queue_stats AS
+WITH homes AS (
+    SELECT queue, 'pending' AS status, count(*) AS jobs,
+           count(*) FILTER (WHERE run_at <= now()) AS due,
+           min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due, max(attempts) AS attempts
+    FROM workrow_ready GROUP BY queue
+    UNION ALL
+    SELECT queue, 'scheduled', count(*), 0, NULL, max(attempts) FROM workrow_scheduled GROUP BY queue
+    UNION ALL
+    SELECT claim.queue, 'running', count(*), 0, NULL, max(held.attempts)
+    FROM workrow_claim AS claim
+    CROSS JOIN LATERAL unnest(claim.attempts) WITH ORDINALITY AS held(attempts, position)
+    WHERE get_bit(claim.settled, held.position::int - 1) = 0 AND get_bit(claim.dropped, held.position::int - 1) = 0
+    GROUP BY claim.queue
+    UNION ALL
+    SELECT queue, 'dead', count(*), 0, NULL, NULL FROM workrow_dead GROUP BY queue
+    UNION ALL
+    SELECT queue, status, count(*), 0, NULL, NULL FROM workrow_outcome
+    WHERE status IN ('completed', 'cancelled') GROUP BY queue, status
+)
+SELECT homes.queue,
+       coalesce(sum(jobs) FILTER (WHERE status = 'pending'), 0)::bigint   AS pending,
+       coalesce(sum(due) FILTER (WHERE status = 'pending'), 0)::bigint    AS due,
+       coalesce(sum(jobs) FILTER (WHERE status = 'running'), 0)::bigint   AS running,
+       coalesce(sum(jobs) FILTER (WHERE status = 'completed'), 0)::bigint AS completed,
+       coalesce(sum(jobs) FILTER (WHERE status = 'dead'), 0)::bigint      AS dead,
+       coalesce(sum(jobs) FILTER (WHERE status = 'cancelled'), 0)::bigint AS cancelled,
+       coalesce(now() - min(oldest_due), interval '0')                    AS oldest_due_age,
+       coalesce(max(attempts), 0)                                         AS max_attempts_used,
+       EXISTS (SELECT 1 FROM workrow_queue_pause pause WHERE pause.queue = homes.queue) AS paused,
+       coalesce(sum(jobs) FILTER (WHERE status = 'scheduled'), 0)::bigint AS scheduled
+FROM homes
+GROUP BY homes.queue;

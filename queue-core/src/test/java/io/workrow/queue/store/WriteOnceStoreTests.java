@@ -1,0 +1,394 @@
+package io.workrow.queue.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The statements of the write-once layout on a real PostgreSQL: every move keeps each job in
+ * exactly one home, the claim row fences every end, and concurrent claimers, enders, sweepers and
+ * cancels never run, end or move a job twice.
+ */
+class WriteOnceStoreTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+
+    private static final Duration LEASE = Duration.ofMinutes(5);
+
+    private static final RecoveryRule NO_BACKOFF = new RecoveryRule("", 0, 1.0, 0, 0, 0);
+
+    private final WriteOnceStore store = database.writeOnceStore();
+
+    @BeforeEach
+    void emptyTables() {
+        database.jdbc().execute("""
+                TRUNCATE workrow_job_data, workrow_ready, workrow_scheduled, workrow_claim, workrow_outcome,
+                         workrow_dead, workrow_job_key, workrow_key_running, workrow_step, workrow_lease_holder
+                """);
+    }
+
+    private static NewJob job(String queue) {
+        return new NewJob(queue, null, 0, 0, null, "{\"n\":1}", "{}", null, 0, 3);
+    }
+
+    private static NewJob keyed(String queue, String key) {
+        return new NewJob(queue, null, 0, 0, key, "{\"n\":1}", "{}", null, 0, 3);
+    }
+
+    private List<Long> enqueue(String queue, int count) {
+        return store.insertMany(IntStream.range(0, count).mapToObj(i -> job(queue)).toList());
+    }
+
+    /** Each job's homes: the tables whose live rows hold it. One each, always. */
+    private Map<Long, List<String>> homes() {
+        Map<Long, List<String>> homes = new java.util.TreeMap<>();
+        database.jdbc().query("""
+                SELECT id, 'pending' AS home FROM workrow_ready
+                UNION ALL SELECT id, 'scheduled' FROM workrow_scheduled
+                UNION ALL SELECT id, 'dead' FROM workrow_dead
+                UNION ALL SELECT job_id, status FROM workrow_outcome WHERE status IN ('completed', 'cancelled')
+                UNION ALL
+                SELECT held.id, 'running'
+                FROM workrow_claim AS claim,
+                     unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                WHERE get_bit(claim.settled, held.position::int - 1) = 0
+                  AND get_bit(claim.dropped, held.position::int - 1) = 0
+                UNION ALL SELECT id, 'data' FROM workrow_job_data
+                """, rs -> {
+            homes.computeIfAbsent(rs.getLong("id"), id -> new ArrayList<>()).add(rs.getString("home"));
+        });
+        homes.values().forEach(list -> list.remove("data"));
+        return homes;
+    }
+
+    private void assertOneHomeEach() {
+        assertThat(homes()).allSatisfy((id, where) -> assertThat(where).as("homes of job %d", id).hasSize(1));
+    }
+
+    private String statusOf(long id) {
+        return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
+    }
+
+    @Test
+    void aBatchIsClaimedUnderOneClaimRowAndEachEndMovesItsJobToItsNextHome() {
+        List<Long> ids = enqueue("mail", 4);
+        store.insertMany(List.of(new NewJob("mail", null, 0, 0, null, "{}", "{}", null, 3_600_000, 3)));
+
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+
+        assertThat(claimed).extracting(ClaimedPosition::id).containsExactlyElementsOf(ids);
+        assertThat(claimed).extracting(ClaimedPosition::position).containsExactly(1, 2, 3, 4);
+        assertThat(claimed).extracting(ClaimedPosition::token).containsOnly(claimed.get(0).token());
+        assertThat(claimed).extracting(ClaimedPosition::attempt).containsOnly(1);
+        assertThat(claimed.get(0).payloadJson()).isEqualTo("{\"n\": 1}");
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim", Integer.class)).isOne();
+        assertThat(statusOf(ids.get(0))).isEqualTo("running");
+
+        Map<PositionEnd, EndResult> first = store.endMany(List.of(
+                PositionEnd.completed(claimed.get(0)),
+                PositionEnd.failed(claimed.get(1), "boom: once", Duration.ZERO),
+                PositionEnd.failed(claimed.get(2), "boom: later", Duration.ofHours(1))));
+        assertThat(first.values()).extracting(EndResult::status)
+                .containsExactly(JobStatus.COMPLETED, JobStatus.PENDING, JobStatus.SCHEDULED);
+        assertThat(database.jdbc().queryForObject("SELECT settled::text FROM workrow_claim", String.class))
+                .isEqualTo("1110");
+
+        Map<PositionEnd, EndResult> last = store.endMany(List.of(PositionEnd.discarded(claimed.get(3), "poison: no")));
+        assertThat(last.values()).extracting(EndResult::status).containsExactly(JobStatus.DEAD);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim", Integer.class))
+                .as("the batch's last end deletes its claim row").isZero();
+
+        assertThat(ids).extracting(this::statusOf).containsExactly("completed", "pending", "scheduled", "dead");
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
+                ids.get(1))).isEqualTo("boom: once");
+        assertThat(database.jdbc().queryForList("SELECT status FROM workrow_outcome ORDER BY job_id", String.class))
+                .containsExactly("completed", "failed", "failed", "dead");
+        assertOneHomeEach();
+
+        List<ClaimedPosition> retried = store.claim("mail", "node-b", 10, LEASE, false);
+        assertThat(retried).extracting(ClaimedPosition::id).containsExactly(ids.get(1));
+        assertThat(retried.get(0).attempt()).as("attempts are counted at claim").isEqualTo(2);
+    }
+
+    @Test
+    void anEndSentAgainAfterItsReplyWasLostCountsOnceAndIsToldFromALostLease() {
+        List<Long> ids = enqueue("mail", 3);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+        List<PositionEnd> ends = List.of(PositionEnd.completed(claimed.get(0)));
+
+        assertThat(store.endMany(ends).values()).extracting(EndResult::verdict)
+                .containsExactly(EndResult.Verdict.ACCEPTED);
+        assertThat(store.endMany(ends).values()).extracting(EndResult::verdict)
+                .containsExactly(EndResult.Verdict.ACCEPTED_BEFORE);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome WHERE job_id = ?",
+                Integer.class, ids.get(0))).isOne();
+        assertThat(database.jdbc().queryForObject("SELECT settled::text FROM workrow_claim", String.class))
+                .as("the resend left the batch-mates' positions open").isEqualTo("100");
+
+        assertThat(store.cancel("mail", ids.get(1))).isTrue();
+        assertThat(database.jdbc().queryForObject("SELECT dropped::text FROM workrow_claim", String.class))
+                .isEqualTo("010");
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(1)))).values())
+                .extracting(EndResult::verdict).as("a cancelled job's end").containsExactly(EndResult.Verdict.REFUSED);
+        assertThat(statusOf(ids.get(1))).isEqualTo("cancelled");
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(2)))).values())
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim", Integer.class))
+                .as("the last open position's end deletes the claim row").isZero();
+        assertThat(store.cancel("mail", ids.get(2))).as("a finished job").isFalse();
+        assertOneHomeEach();
+    }
+
+    @Test
+    void aClaimRowLockedInAnotherSessionMakesItsEndsBusyNotLost() throws Exception {
+        enqueue("mail", 1);
+        ClaimedPosition claimed = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        try (Connection operator = database.dataSource().getConnection()) {
+            operator.setAutoCommit(false);
+            try (Statement statement = operator.createStatement()) {
+                statement.execute("SELECT * FROM workrow_claim FOR UPDATE");
+            }
+            assertThat(store.endMany(List.of(PositionEnd.completed(claimed))).values())
+                    .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.BUSY);
+            operator.rollback();
+        }
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed))).values())
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED);
+    }
+
+    @Test
+    void anExpiredClaimIsSweptWithEveryOpenPositionAndItsLateEndsAreRefused() throws Exception {
+        List<Long> ids = enqueue("mail", 3);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, Duration.ofMillis(1), false);
+        store.endMany(List.of(PositionEnd.completed(claimed.get(0))));
+        Thread.sleep(20);
+
+        List<MovedJob> moved = store.sweepExpiredLeases(100, List.of(), NO_BACKOFF);
+
+        assertThat(moved).extracting(MovedJob::id).containsExactlyInAnyOrder(ids.get(1), ids.get(2));
+        assertThat(moved).extracting(MovedJob::status).containsOnly(JobStatus.PENDING);
+        assertThat(moved).extracting(MovedJob::leaseExpiries).containsOnly(1);
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(1)))).values())
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.REFUSED);
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
+                ids.get(2))).isEqualTo("lease expired while held by node-a");
+        assertThat(database.jdbc().queryForList("SELECT status FROM workrow_outcome ORDER BY job_id", String.class))
+                .containsExactly("completed", "expired", "expired");
+        assertOneHomeEach();
+    }
+
+    @Test
+    void aHolderVouchingForALockedClaimKeepsItFromTheSweeperAndRenewalReportsCancelledPositions()
+            throws Exception {
+        List<Long> ids = enqueue("mail", 2);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, Duration.ofMillis(1), false);
+        long token = claimed.get(0).token();
+        Thread.sleep(20);
+        try (Connection operator = database.dataSource().getConnection()) {
+            operator.setAutoCommit(false);
+            try (Statement statement = operator.createStatement()) {
+                statement.execute("SELECT * FROM workrow_claim FOR KEY SHARE");
+            }
+            assertThat(store.renewLeases("node-a", Map.of(token, LEASE), LEASE))
+                    .as("the row is locked: no renewal, but a vouch").isEmpty();
+            operator.rollback();
+        }
+        assertThat(database.jdbc().queryForObject(
+                "SELECT lease_expires_at < now() FROM workrow_claim", Boolean.class)).isTrue();
+        assertThat(store.sweepExpiredLeases(100, List.of(), NO_BACKOFF))
+                .as("expired, unlocked, but vouched for by a live holder").isEmpty();
+        assertThat(store.cancel("mail", ids.get(1))).isTrue();
+        assertThat(store.renewLeases("node-a", Map.of(token, LEASE), LEASE)).isEqualTo(Map.of(token, Set.of(2)));
+        assertOneHomeEach();
+    }
+
+    @Test
+    void idempotencyKeysGiveOneJobPerKeyAcrossConcurrentProducers() throws Exception {
+        List<Long> first = store.insertMany(List.of(keyed("mail", "a"), job("mail"), keyed("mail", "a")));
+        assertThat(first.get(2)).as("a key twice in one batch").isEqualTo(first.get(0));
+        assertThat(store.insertMany(List.of(keyed("mail", "a"))).get(0)).isEqualTo(first.get(0));
+
+        ExecutorService producers = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<List<Long>>> results = new ArrayList<>();
+            CountDownLatch start = new CountDownLatch(1);
+            for (int p = 0; p < 4; p++) {
+                int offset = p;
+                results.add(producers.submit(() -> {
+                    start.await();
+                    List<NewJob> jobs = new ArrayList<>();
+                    for (int k = 0; k < 200; k++) {
+                        jobs.add(keyed("mail", "k" + ((k + offset * 50) % 200)));
+                    }
+                    return store.insertMany(jobs);
+                }));
+            }
+            start.countDown();
+            Map<String, Long> idByKey = new ConcurrentHashMap<>();
+            for (int p = 0; p < 4; p++) {
+                List<Long> ids = results.get(p).get(60, TimeUnit.SECONDS);
+                for (int k = 0; k < 200; k++) {
+                    Long previous = idByKey.putIfAbsent("k" + ((k + p * 50) % 200), ids.get(k));
+                    assertThat(previous == null || previous.equals(ids.get(k))).isTrue();
+                }
+            }
+        } finally {
+            producers.shutdownNow();
+        }
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_ready", Integer.class))
+                .isEqualTo(2 + 200);
+        assertOneHomeEach();
+    }
+
+    @Test
+    void concurrentWorkersCompleteEveryJobExactlyOnce() throws Exception {
+        int jobs = 3000;
+        List<Long> ids = enqueue("bulk", jobs);
+        ExecutorService workers = Executors.newFixedThreadPool(4);
+        Set<Long> ran = ConcurrentHashMap.newKeySet();
+        List<Long> twice = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                String worker = "node-" + w;
+                done.add(workers.submit(() -> {
+                    List<ClaimedPosition> batch;
+                    while (!(batch = store.claim("bulk", worker, 50, LEASE, false)).isEmpty()) {
+                        for (ClaimedPosition job : batch) {
+                            if (!ran.add(job.id())) {
+                                twice.add(job.id());
+                            }
+                        }
+                        // ends arrive in two flushes, as the result writer sends them
+                        int half = batch.size() / 2;
+                        List<PositionEnd> ends = batch.stream().map(PositionEnd::completed).toList();
+                        assertThat(store.endMany(ends.subList(0, half)).values()).allMatch(EndResult::counted);
+                        assertThat(store.endMany(ends.subList(half, ends.size())).values())
+                                .allMatch(EndResult::counted);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+        }
+        assertThat(twice).isEmpty();
+        assertThat(ran).containsExactlyInAnyOrderElementsOf(ids);
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(DISTINCT job_id) = count(*) AND count(*) = ? FROM workrow_outcome WHERE status = 'completed'",
+                Boolean.class, jobs)).isTrue();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim", Integer.class)).isZero();
+        assertOneHomeEach();
+    }
+
+    @Test
+    void cancelsRacingEndsSweepsAndClaimsNeverLeaveAJobInTwoHomesOrNone() throws Exception {
+        int jobs = 400;
+        // attempts enough that no swept job dies of it: every job ends completed or cancelled
+        List<Long> ids = store.insertMany(IntStream.range(0, jobs)
+                .mapToObj(i -> new NewJob("race", null, 0, 0, null, "{}", "{}", null, 0, 1000)).toList());
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        Set<Long> cancelled = ConcurrentHashMap.newKeySet();
+        Set<Long> completed = ConcurrentHashMap.newKeySet();
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> done = new ArrayList<>();
+            done.add(pool.submit(() -> {
+                start.await();
+                for (long id : ids) {
+                    if (store.cancel("race", id)) {
+                        cancelled.add(id);
+                    }
+                }
+                return null;
+            }));
+            for (int w = 0; w < 2; w++) {
+                String worker = "node-" + w;
+                // half the claims' leases run out at once, so the sweeper races the ends and the cancels
+                Duration lease = w == 0 ? LEASE : Duration.ofMillis(1);
+                done.add(pool.submit(() -> {
+                    start.await();
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                    List<ClaimedPosition> batch;
+                    while (System.nanoTime() < until) {
+                        batch = store.claim("race", worker, 7, lease, false);
+                        if (batch.isEmpty()) {
+                            if (database.jdbc().queryForObject(
+                                    "SELECT count(*) FROM workrow_ready", Integer.class) == 0
+                                    && database.jdbc().queryForObject(
+                                            "SELECT count(*) FROM workrow_claim", Integer.class) == 0) {
+                                return null;
+                            }
+                            Thread.sleep(2);
+                            continue;
+                        }
+                        Map<PositionEnd, EndResult> results =
+                                store.endMany(batch.stream().map(PositionEnd::completed).toList());
+                        results.forEach((end, result) -> {
+                            if (result.counted()) {
+                                completed.add(end.id());
+                            }
+                        });
+                    }
+                    return null;
+                }));
+            }
+            done.add(pool.submit(() -> {
+                start.await();
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (System.nanoTime() < until && (completed.size() + cancelled.size() < jobs)) {
+                    store.sweepExpiredLeases(100, List.of(), NO_BACKOFF);
+                    Thread.sleep(1);
+                }
+                return null;
+            }));
+            start.countDown();
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(completed).as("completed and cancelled").doesNotContainAnyElementsOf(cancelled);
+        assertThat(completed.size() + cancelled.size()).isEqualTo(jobs);
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM workrow_outcome WHERE status IN ('completed', 'cancelled')", Integer.class))
+                .isEqualTo(jobs);
+        assertOneHomeEach();
+    }
+
+    @Test
+    void dueScheduledJobsArePromotedToReady() {
+        store.insertMany(List.of(new NewJob("mail", null, 0, 0, null, "{}", "{}",
+                java.time.Instant.now().minusSeconds(5), 0, 3)));
+        long later = store.insertMany(List.of(new NewJob("mail", null, 0, 0, null, "{}", "{}", null, 60_000, 3)))
+                .get(0);
+        database.jdbc().update("UPDATE workrow_scheduled SET run_at = now() - interval '1 second' WHERE id = ?", later);
+
+        assertThat(store.promoteScheduled(100)).isEqualTo(Map.of("mail", 1));
+        assertThat(statusOf(later)).isEqualTo("pending");
+        assertOneHomeEach();
+    }
+}
