@@ -117,8 +117,7 @@ final class WriteOnceSql {
                 LIMIT ?
             ), taken AS (
                 DELETE FROM {ready} AS ready
-                USING due
-                WHERE ready.ctid = due.row
+                WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
                 RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts, ready.expiries,
                           ready.run_at
             ), claim AS (
@@ -137,7 +136,8 @@ final class WriteOnceSql {
                    data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
             FROM taken
             CROSS JOIN claim
-            JOIN {job_data} AS data ON data.id = taken.id
+            CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
+                                FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
             LEFT JOIN {step} AS step ON step.job_id = taken.id
             """;
 
@@ -189,11 +189,12 @@ final class WriteOnceSql {
                 UPDATE {claim} AS claim
                 SET settled = marked.settled
                 FROM marked
-                WHERE claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
+                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
             ), closed AS (
                 DELETE FROM {claim} AS claim
-                USING marked
-                WHERE claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) = 0
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
+                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
                                        error)
@@ -216,7 +217,8 @@ final class WriteOnceSql {
                 FROM accepted
                 CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
                                     FROM {job_data} AS job
-                                    WHERE job.id = accepted.id AND accepted.status IN ('pending', 'scheduled')) AS data
+                                    WHERE job.id = accepted.id AND accepted.status IN ('pending', 'scheduled')
+                                    OFFSET 0) AS data
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                      partition_bucket, fairness_key, last_error, last_error_at)
@@ -246,6 +248,67 @@ final class WriteOnceSql {
                 WHERE accepted.has_steps AND accepted.status IN ('completed', 'dead') AND step.job_id = accepted.id
             )
             SELECT input.token, input.position, accepted.status,
+                   accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   accepted.id IS NULL
+                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
+                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
+                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
+            FROM input
+            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position
+            """;
+
+    /**
+     * {@link #JOB_END_MANY} for completions only, the common end: the same fence, bits and verdicts,
+     * without the moves a failure or a release needs, whose empty inserts would still cost every
+     * statement their plans and the ready table's trigger. Keys and steps are dropped as there.
+     */
+    static final String JOB_COMPLETE_MANY = """
+            WITH input AS (
+                SELECT *
+                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[]) AS input(token, position, id, attempt)
+            ), locked AS (
+                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
+                       claim.has_keys, claim.has_steps
+                FROM {claim} AS claim
+                WHERE claim.token = ANY (?::bigint[])
+                FOR UPDATE SKIP LOCKED
+            ), accepted AS MATERIALIZED (
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
+                FROM input
+                JOIN locked ON locked.token = input.token
+                WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+            ), marked AS MATERIALIZED (
+                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
+                                                                    accepted.position - 1, 1)) AS settled,
+                       locked.dropped
+                FROM accepted
+                JOIN locked ON locked.token = accepted.token
+                GROUP BY locked.token, locked.settled, locked.dropped
+            ), settled AS (
+                UPDATE {claim} AS claim
+                SET settled = marked.settled
+                FROM marked
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
+                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
+            ), closed AS (
+                DELETE FROM {claim} AS claim
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
+                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at)
+                SELECT id, attempt, token, queue, 'completed', worker, started_at, clock_timestamp()
+                FROM accepted
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING accepted
+                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id
+            ), steps AS (
+                DELETE FROM {step} AS step
+                USING accepted
+                WHERE accepted.has_steps AND step.job_id = accepted.id
+            )
+            SELECT input.token, input.position, CASE WHEN accepted.id IS NOT NULL THEN 'completed' END AS status,
                    accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
                    accepted.id IS NULL
@@ -308,8 +371,7 @@ final class WriteOnceSql {
                 FOR UPDATE SKIP LOCKED
             ), gone AS MATERIALIZED (
                 DELETE FROM {claim} AS claim
-                USING expired
-                WHERE claim.token = expired.token
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM expired))
                 RETURNING claim.*
             ), open AS MATERIALIZED (
                 SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
@@ -334,7 +396,9 @@ final class WriteOnceSql {
                        data.priority, data.partition_key, data.partition_bucket, data.fairness_key,
                        rule.initial_ms, rule.multiplier, rule.max_ms, rule.jitter
                 FROM open
-                JOIN {job_data} AS data ON data.id = open.id
+                CROSS JOIN LATERAL (SELECT job.max_attempts, job.priority, job.partition_key, job.partition_bucket,
+                                           job.fairness_key
+                                    FROM {job_data} AS job WHERE job.id = open.id OFFSET 0) AS data
                 LEFT JOIN rule ON rule.queue = open.queue
             ), recovered AS MATERIALIZED (
                 SELECT counted.*,
@@ -414,12 +478,13 @@ final class WriteOnceSql {
                 UPDATE {claim} AS claim
                 SET dropped = target.now_dropped
                 FROM target
-                WHERE claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) > 0
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM target))
+                  AND claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) > 0
                 RETURNING claim.token
             ), closed AS (
                 DELETE FROM {claim} AS claim
-                USING target
-                WHERE claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) = 0
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM target
+                                               WHERE position('0' IN (target.settled | target.now_dropped)::text) = 0))
                 RETURNING claim.token
             ), from_claim AS (
                 SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts, target.worker,
@@ -471,8 +536,7 @@ final class WriteOnceSql {
                 FOR UPDATE SKIP LOCKED
             ), moved AS (
                 DELETE FROM {scheduled} AS scheduled
-                USING due
-                WHERE scheduled.ctid = due.row
+                WHERE scheduled.ctid = ANY (ARRAY(SELECT row FROM due))
                 RETURNING scheduled.*
             ), promoted AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,

@@ -37,6 +37,7 @@ public final class WriteOnceStore {
     private final String findByIdempotencyKeys;
     private final String claim;
     private final String endMany;
+    private final String completeMany;
     private final String renewLeases;
     private final String sweepExpiredLeases;
     private final String cancel;
@@ -55,6 +56,7 @@ public final class WriteOnceStore {
         this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = WriteOnceSql.render(WriteOnceSql.JOB_CLAIM, schema);
         this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
+        this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
         this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
         this.sweepExpiredLeases = WriteOnceSql.render(WriteOnceSql.JOB_SWEEP_EXPIRED_LEASES, schema);
         this.cancel = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL, schema);
@@ -121,8 +123,9 @@ public final class WriteOnceStore {
     }
 
     /**
-     * Ends positions in one statement and says of each whether it counted ({@link EndResult}).
-     * An end must not be sent twice in one call.
+     * Ends positions in one statement and says of each whether it counted ({@link EndResult});
+     * a call of completions only runs the lean {@link WriteOnceSql#JOB_COMPLETE_MANY}. An end must
+     * not be sent twice in one call.
      */
     public Map<PositionEnd, EndResult> endMany(Collection<PositionEnd> ends) {
         if (ends.isEmpty()) {
@@ -136,17 +139,25 @@ public final class WriteOnceStore {
             tokens.add(end.token());
         }
         Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
-        timed.query(arrays(endMany,
-                column(list, "int8", PositionEnd::token),
-                column(list, "int4", PositionEnd::position),
-                column(list, "int8", PositionEnd::id),
-                column(list, "int4", PositionEnd::attempt),
-                column(list, "int4", PositionEnd::maxAttempts),
-                column(list, "int4", PositionEnd::expiries),
-                column(list, "text", end -> end.kind().columnValue()),
-                column(list, "text", PositionEnd::error),
-                column(list, "int8", end -> end.retryDelay().toMillis()),
-                column(List.copyOf(tokens), "int8", token -> token)),
+        boolean completionsOnly = list.stream().allMatch(end -> end.kind() == PositionEnd.Kind.COMPLETED);
+        timed.query(completionsOnly
+                ? arrays(completeMany,
+                        column(list, "int8", PositionEnd::token),
+                        column(list, "int4", PositionEnd::position),
+                        column(list, "int8", PositionEnd::id),
+                        column(list, "int4", PositionEnd::attempt),
+                        column(List.copyOf(tokens), "int8", token -> token))
+                : arrays(endMany,
+                        column(list, "int8", PositionEnd::token),
+                        column(list, "int4", PositionEnd::position),
+                        column(list, "int8", PositionEnd::id),
+                        column(list, "int4", PositionEnd::attempt),
+                        column(list, "int4", PositionEnd::maxAttempts),
+                        column(list, "int4", PositionEnd::expiries),
+                        column(list, "text", end -> end.kind().columnValue()),
+                        column(list, "text", PositionEnd::error),
+                        column(list, "int8", end -> end.retryDelay().toMillis()),
+                        column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
                     String status = rs.getString("status");

@@ -145,6 +145,9 @@ CREATE TABLE workrow_key_running (
     PRIMARY KEY (queue, ordered_key)
 );
 
+-- The statements that close a position delete its key by claim token.
+CREATE INDEX workrow_key_running_claim_idx ON workrow_key_running (claim_token);
+
 -- The step a multi-step job reached, so a retry resumes from it.
 CREATE TABLE workrow_step (
     job_id bigint PRIMARY KEY,

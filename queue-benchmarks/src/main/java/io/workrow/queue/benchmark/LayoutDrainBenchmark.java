@@ -1,0 +1,352 @@
+package io.workrow.queue.benchmark;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.workrow.queue.migration.WorkrowMigrations;
+import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.EndResult;
+import io.workrow.queue.store.HeldJob;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.NewJob;
+import io.workrow.queue.store.PositionEnd;
+import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.store.WriteOnceStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.flywaydb.core.Flyway;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Today's layout against the write-once layout, each through its store's own statements (no
+ * runtime around them), and graphile-worker's table and statements as the yardstick: {@code clients} threads enqueue {@code jobs} jobs in batches of
+ * {@code batch}, then drain them, each claiming a batch and ending it in {@code ends} statements
+ * (the result writer's flushes). Per job, the database server's CPU time (user and system of the
+ * postmaster and every child, read from /proc, so it must run on the database's machine with read
+ * access to its data directory's postmaster.pid) for:
+ *
+ * <ul>
+ *   <li>{@code enqueue}: the enqueue and a VACUUM ANALYZE of what it wrote;</li>
+ *   <li>{@code drain}: the claims and ends;</li>
+ *   <li>{@code +vacuum}: the drain and a VACUUM of every table (autovacuum's work, done at once).</li>
+ * </ul>
+ *
+ * Each round runs every layout in turn on a fresh schema; the medians are printed last.
+ *
+ * <pre>
+ * ./mvnw -B -Pbenchmark -pl queue-benchmarks -am verify -DskipTests \
+ *     -Dbenchmark.main=io.workrow.queue.benchmark.LayoutDrainBenchmark -Dbenchmark.jobs=200000
+ * </pre>
+ */
+public final class LayoutDrainBenchmark {
+
+    private static final String QUEUE = "bench";
+
+    private static final Duration LEASE = Duration.ofMinutes(5);
+
+    private enum Layout {
+        GRAPHILE("graphile-worker's shape"), TODAY("today (V12, JobStore)"),
+        WRITE_ONCE("write-once (V13, WriteOnceStore)");
+
+        final String label;
+
+        Layout(String label) {
+            this.label = label;
+        }
+    }
+
+    /** Server CPU microseconds per job of each phase, and the drain's rate. */
+    private record Figures(double enqueueMicros, double drainMicros, double vacuumedMicros, double jobsPerSecond) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> given = DrainBenchmark.parse(args);
+        int jobs = Integer.parseInt(given.getOrDefault("jobs", "200000"));
+        int clients = Integer.parseInt(given.getOrDefault("clients", "8"));
+        int batch = Integer.parseInt(given.getOrDefault("batch", "500"));
+        int ends = Integer.parseInt(given.getOrDefault("ends", "5"));
+        int rounds = Integer.parseInt(given.getOrDefault("rounds", "3"));
+        SqlIdentifier schema = SqlIdentifier.of("--schema", given.getOrDefault("schema", "workrow_layout_drain"));
+        try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
+            JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+            ServerCpu cpu = new ServerCpu(Path.of(jdbc.queryForObject("SHOW data_directory", String.class)));
+            System.out.printf("Layout drain: jobs=%d clients=%d batch=%d ends=%d rounds=%d cores=%d PostgreSQL %s,"
+                    + " shared_buffers %s, autovacuum %s%n", jobs, clients, batch, ends, rounds,
+                    Runtime.getRuntime().availableProcessors(), jdbc.queryForObject("SHOW server_version", String.class),
+                    jdbc.queryForObject("SHOW shared_buffers", String.class),
+                    jdbc.queryForObject("SHOW autovacuum", String.class));
+            Map<Layout, List<Figures>> figures = new LinkedHashMap<>();
+            for (int round = 1; round <= rounds; round++) {
+                for (Layout layout : Layout.values()) {
+                    Figures result = run(layout, dataSource, jdbc, cpu, schema, jobs, clients, batch, ends);
+                    figures.computeIfAbsent(layout, key -> new ArrayList<>()).add(result);
+                    System.out.printf("round %d  %-34s enqueue %6.2f us  drain %6.2f us  +vacuum %6.2f us"
+                            + "  %,8.0f jobs/s%n", round, layout.label, result.enqueueMicros(), result.drainMicros(),
+                            result.vacuumedMicros(), result.jobsPerSecond());
+                }
+            }
+            double graphile = median(figures.get(Layout.GRAPHILE), Figures::vacuumedMicros);
+            double today = median(figures.get(Layout.TODAY), Figures::vacuumedMicros);
+            for (Layout layout : Layout.values()) {
+                List<Figures> runs = figures.get(layout);
+                System.out.printf("median   %-34s enqueue %6.2f us  drain %6.2f us  +vacuum %6.2f us"
+                        + " (%.2fx graphile-worker's shape, %.2fx today)  %,8.0f jobs/s%n", layout.label,
+                        median(runs, Figures::enqueueMicros), median(runs, Figures::drainMicros),
+                        median(runs, Figures::vacuumedMicros), median(runs, Figures::vacuumedMicros) / graphile,
+                        median(runs, Figures::vacuumedMicros) / today, median(runs, Figures::jobsPerSecond));
+            }
+            jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
+        }
+    }
+
+    private static Figures run(Layout layout, HikariDataSource dataSource, JdbcTemplate jdbc, ServerCpu cpu,
+            SqlIdentifier schema, int jobs, int clients, int batch, int ends) throws Exception {
+        jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
+        GraphileShape graphile = new GraphileShape(jdbc, schema);
+        if (layout == Layout.GRAPHILE) {
+            graphile.create();
+        } else if (layout == Layout.TODAY) {
+            new WorkrowMigrations(dataSource, schema).migrate();
+        } else {
+            Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(dataSource)
+                    .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(true)
+                    .table(WorkrowMigrations.HISTORY_TABLE)
+                    .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate();
+        }
+        JobStore today = new JobStore(dataSource, schema);
+        WriteOnceStore writeOnce = new WriteOnceStore(dataSource, schema);
+        jdbc.execute("CHECKPOINT");
+
+        long start = cpu.ticks();
+        parallel(clients, client -> {
+            for (int first = client * batch; first < jobs; first += clients * batch) {
+                List<NewJob> requests = IntStream.range(first, Math.min(jobs, first + batch))
+                        .mapToObj(n -> new NewJob(QUEUE, null, 0, 0, null, "{\"n\": " + n + ", \"t\": 1763938000123.5}",
+                                "{}", null, 0, 5))
+                        .toList();
+                if (layout == Layout.GRAPHILE) {
+                    graphile.insert(requests.stream().map(NewJob::payloadJson).toList());
+                } else if (layout == Layout.TODAY) {
+                    today.insertMany(requests);
+                } else {
+                    writeOnce.insertMany(requests);
+                }
+            }
+            return 0L;
+        });
+        vacuum(jdbc, schema, true);
+        double enqueue = cpu.micros(cpu.ticks() - start) / jobs;
+
+        jdbc.execute("CHECKPOINT");
+        start = cpu.ticks();
+        long began = System.nanoTime();
+        long ended = parallel(clients, client -> {
+            String worker = "drain-" + client;
+            long count = 0;
+            while (true) {
+                if (layout == Layout.GRAPHILE) {
+                    List<Long> held = graphile.claim(worker, batch);
+                    if (held.isEmpty()) {
+                        return count;
+                    }
+                    for (List<Long> part : slices(held, ends)) {
+                        count += graphile.complete(worker, part);
+                    }
+                } else if (layout == Layout.TODAY) {
+                    List<HeldJob> held = today.claim(QUEUE, worker, batch, LEASE).stream()
+                            .map((ClaimedJob job) -> new HeldJob(job.id(), job.leaseToken())).toList();
+                    if (held.isEmpty()) {
+                        return count;
+                    }
+                    for (List<HeldJob> part : slices(held, ends)) {
+                        List<HeldJob> left = part;
+                        while (!left.isEmpty()) {
+                            Set<HeldJob> done = today.completeMany(left);
+                            count += done.size();
+                            left = left.stream().filter(job -> !done.contains(job)).toList();
+                        }
+                    }
+                } else {
+                    List<ClaimedPosition> claimed = writeOnce.claim(QUEUE, worker, batch, LEASE, false);
+                    if (claimed.isEmpty()) {
+                        return count;
+                    }
+                    for (List<ClaimedPosition> part : slices(claimed, ends)) {
+                        List<PositionEnd> left = part.stream().map(PositionEnd::completed).toList();
+                        while (!left.isEmpty()) {
+                            Map<PositionEnd, EndResult> results = writeOnce.endMany(left);
+                            count += results.values().stream().filter(EndResult::counted).count();
+                            left = left.stream()
+                                    .filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
+                        }
+                    }
+                }
+            }
+        });
+        double seconds = (System.nanoTime() - began) / 1e9;
+        long drained = cpu.ticks() - start;
+        vacuum(jdbc, schema, false);
+        long vacuumed = cpu.ticks() - start;
+        if (ended != jobs) {
+            throw new IllegalStateException(layout.label + ": " + ended + " of " + jobs + " jobs ended");
+        }
+        return new Figures(enqueue, cpu.micros(drained) / jobs, cpu.micros(vacuumed) / jobs, jobs / seconds);
+    }
+
+    /**
+     * graphile-worker 0.17's table and statements, reduced to what a drain runs: an
+     * {@code is_available} generated column under a partial index, a claim that sets
+     * {@code locked_at} and {@code locked_by}, an end that deletes the row (no history kept).
+     */
+    private record GraphileShape(JdbcTemplate jdbc, SqlIdentifier schema) {
+
+        void create() {
+            String s = schema.quoted();
+            jdbc.execute("CREATE SCHEMA " + s);
+            jdbc.execute("CREATE TABLE " + s + ".jobs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+                    + " job_queue_id integer, task_identifier text NOT NULL, payload json NOT NULL DEFAULT '{}',"
+                    + " priority smallint NOT NULL DEFAULT 0, run_at timestamptz NOT NULL DEFAULT now(),"
+                    + " attempts smallint NOT NULL DEFAULT 0, max_attempts smallint NOT NULL DEFAULT 25,"
+                    + " last_error text, created_at timestamptz NOT NULL DEFAULT now(),"
+                    + " updated_at timestamptz NOT NULL DEFAULT now(), key text UNIQUE, locked_at timestamptz,"
+                    + " locked_by text, revision integer NOT NULL DEFAULT 0, flags jsonb,"
+                    + " is_available boolean GENERATED ALWAYS AS ((locked_at IS NULL) AND (attempts < max_attempts))"
+                    + " STORED NOT NULL)");
+            jdbc.execute("CREATE INDEX jobs_main_index ON " + s + ".jobs (priority, run_at)"
+                    + " INCLUDE (id, task_identifier, job_queue_id) WHERE is_available = true");
+        }
+
+        void insert(List<String> payloads) {
+            jdbc.update(connection -> {
+                var statement = connection.prepareStatement("INSERT INTO " + schema.quoted()
+                        + ".jobs (task_identifier, payload) SELECT 'bench', payload::json FROM unnest(?::text[]) AS payload");
+                statement.setArray(1, connection.createArrayOf("text", payloads.toArray()));
+                return statement;
+            });
+        }
+
+        List<Long> claim(String worker, int batch) {
+            String jobs = schema.quoted() + ".jobs";
+            return jdbc.query("WITH picked AS (SELECT id FROM " + jobs + " WHERE is_available = true"
+                    + " AND run_at <= now() AND task_identifier = 'bench' ORDER BY priority, run_at LIMIT ?"
+                    + " FOR UPDATE SKIP LOCKED)"
+                    + " UPDATE " + jobs + " AS jobs SET attempts = jobs.attempts + 1, locked_by = ?, locked_at = now()"
+                    + " FROM picked WHERE jobs.id = picked.id RETURNING jobs.id, jobs.payload::text AS payload",
+                    (rs, row) -> rs.getLong("id"), batch, worker);
+        }
+
+        int complete(String worker, List<Long> ids) {
+            return jdbc.update(connection -> {
+                var statement = connection.prepareStatement("DELETE FROM " + schema.quoted()
+                        + ".jobs WHERE id = ANY (?) AND locked_by = ?");
+                statement.setArray(1, connection.createArrayOf("int8", ids.toArray()));
+                statement.setString(2, worker);
+                return statement;
+            });
+        }
+    }
+
+    /** VACUUM (and ANALYZE) of every table of the schema. */
+    private static void vacuum(JdbcTemplate jdbc, SqlIdentifier schema, boolean analyze) {
+        List<String> tables = jdbc.queryForList("SELECT quote_ident(schemaname) || '.' || quote_ident(tablename)"
+                + " FROM pg_tables WHERE schemaname = ?", String.class, schema.name());
+        jdbc.execute((analyze ? "VACUUM ANALYZE " : "VACUUM ") + String.join(", ", tables));
+    }
+
+    private static <T> List<List<T>> slices(List<T> list, int count) {
+        int size = Math.max(1, (list.size() + count - 1) / count);
+        List<List<T>> slices = new ArrayList<>();
+        for (int from = 0; from < list.size(); from += size) {
+            slices.add(list.subList(from, Math.min(list.size(), from + size)));
+        }
+        return slices;
+    }
+
+    @FunctionalInterface
+    private interface Client {
+        long run(int client) throws Exception;
+    }
+
+    /** Runs {@code clients} copies of {@code client} at once; returns the sum of what they return. */
+    private static long parallel(int clients, Client client) throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<Long>> results = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                int number = i;
+                results.add(threads.submit(() -> client.run(number)));
+            }
+            long sum = 0;
+            for (Future<Long> result : results) {
+                sum += result.get();
+            }
+            return sum;
+        } finally {
+            threads.shutdown();
+        }
+    }
+
+    private static double median(List<Figures> runs, java.util.function.ToDoubleFunction<Figures> figure) {
+        return DrainStatementsBenchmark.median(runs.stream().map(figure::applyAsDouble).toList());
+    }
+
+    /**
+     * The CPU the database server has used, in clock ticks: the postmaster's own and its reaped
+     * children's, and every live child's. Sampled before and after a phase, the difference counts
+     * each backend once, whether it ended during the phase or not.
+     */
+    private static final class ServerCpu {
+
+        private static final double TICKS_PER_SECOND = 100;
+
+        private final long postmaster;
+
+        ServerCpu(Path dataDirectory) throws IOException {
+            this.postmaster = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid")).get(0).trim());
+        }
+
+        long ticks() throws IOException {
+            long total = 0;
+            String[] own = fields(Path.of("/proc", Long.toString(postmaster), "stat"));
+            total += Long.parseLong(own[11]) + Long.parseLong(own[12]) + Long.parseLong(own[13])
+                    + Long.parseLong(own[14]);
+            try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
+                for (Path process : processes.filter(path -> path.getFileName().toString().matches("\\d+"))
+                        .collect(Collectors.toList())) {
+                    try {
+                        String[] stat = fields(process.resolve("stat"));
+                        if (Long.parseLong(stat[1]) == postmaster) {
+                            total += Long.parseLong(stat[11]) + Long.parseLong(stat[12]);
+                        }
+                    } catch (IOException | RuntimeException gone) {
+                        // a process that ended between the listing and the read
+                    }
+                }
+            }
+            return total;
+        }
+
+        double micros(long ticks) {
+            return ticks * 1e6 / TICKS_PER_SECOND;
+        }
+
+        /** The fields of a /proc stat line after the command name: [0] is the state, [1] the parent. */
+        private static String[] fields(Path stat) throws IOException {
+            String line = Files.readString(stat);
+            return line.substring(line.lastIndexOf(')') + 2).trim().split(" ");
+        }
+    }
+}
