@@ -24,6 +24,63 @@ final class WriteOnceSql {
 
     private static final String KEYED = "(ready.partition_key IS NOT NULL OR ready.fairness_key <> '')";
 
+    /**
+     * The fence of every end: the claim rows named by the tokens ({@code ?::bigint[]}), locked
+     * {@code SKIP LOCKED} so one row held elsewhere never stalls the other claims' ends.
+     */
+    private static final String LOCKED_CLAIMS = """
+            ), locked AS (
+                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
+                       claim.has_keys, claim.has_steps
+                FROM {claim} AS claim
+                WHERE claim.token = ANY (?::bigint[])
+                FOR UPDATE SKIP LOCKED""";
+
+    /**
+     * Sets the accepted positions' {@code settled} bits, or deletes a claim row left with no open
+     * position: disjoint rows, so one statement does both.
+     */
+    private static final String SETTLE = """
+            ), marked AS MATERIALIZED (
+                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
+                                                                    accepted.position - 1, 1)) AS settled,
+                       locked.dropped
+                FROM accepted
+                JOIN locked ON locked.token = accepted.token
+                GROUP BY locked.token, locked.settled, locked.dropped
+            ), settled AS (
+                UPDATE {claim} AS claim
+                SET settled = marked.settled
+                FROM marked
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
+                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
+            ), closed AS (
+                DELETE FROM {claim} AS claim
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
+                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))""";
+
+    /** Drops the ordered keys of accepted positions, for claims flagged to hold any. */
+    private static final String DROP_KEYS = """
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING accepted
+                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id""";
+
+    /**
+     * Every end's verdict besides its status: its claim row there but locked elsewhere
+     * ({@code busy}), or an outcome this claim already logged for the job ({@code ended}: an earlier
+     * send committed and its reply was lost).
+     */
+    private static final String VERDICTS = """
+            accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   accepted.id IS NULL
+                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
+                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
+                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
+            FROM input
+            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
+
     private WriteOnceSql() {
     }
 
@@ -162,12 +219,7 @@ final class WriteOnceSql {
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
                             ?::bigint[])
                      AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms)
-            ), locked AS (
-                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps
-                FROM {claim} AS claim
-                WHERE claim.token = ANY (?::bigint[])
-                FOR UPDATE SKIP LOCKED
+            {locked_claims}
             ), accepted AS MATERIALIZED (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
                        CASE WHEN input.kind = 'completed' THEN 'completed'
@@ -178,23 +230,7 @@ final class WriteOnceSql {
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
-            ), marked AS MATERIALIZED (
-                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
-                                                                    accepted.position - 1, 1)) AS settled,
-                       locked.dropped
-                FROM accepted
-                JOIN locked ON locked.token = accepted.token
-                GROUP BY locked.token, locked.settled, locked.dropped
-            ), settled AS (
-                UPDATE {claim} AS claim
-                SET settled = marked.settled
-                FROM marked
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
-                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
-            ), closed AS (
-                DELETE FROM {claim} AS claim
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
-                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))
+            {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
                                        error)
@@ -238,24 +274,14 @@ final class WriteOnceSql {
                        CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker ELSE error END,
                        clock_timestamp(), worker, started_at, clock_timestamp()
                 FROM accepted WHERE status = 'dead'
-            ), keys AS (
-                DELETE FROM {key_running} AS key
-                USING accepted
-                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id
+            {drop_keys}
             ), steps AS (
                 DELETE FROM {step} AS step
                 USING accepted
                 WHERE accepted.has_steps AND accepted.status IN ('completed', 'dead') AND step.job_id = accepted.id
             )
             SELECT input.token, input.position, accepted.status,
-                   accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
-                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   accepted.id IS NULL
-                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
-                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
-                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
-            FROM input
-            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position
+                   {verdicts}
             """;
 
     /**
@@ -267,56 +293,25 @@ final class WriteOnceSql {
             WITH input AS (
                 SELECT *
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[]) AS input(token, position, id, attempt)
-            ), locked AS (
-                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps
-                FROM {claim} AS claim
-                WHERE claim.token = ANY (?::bigint[])
-                FOR UPDATE SKIP LOCKED
+            {locked_claims}
             ), accepted AS MATERIALIZED (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
-            ), marked AS MATERIALIZED (
-                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
-                                                                    accepted.position - 1, 1)) AS settled,
-                       locked.dropped
-                FROM accepted
-                JOIN locked ON locked.token = accepted.token
-                GROUP BY locked.token, locked.settled, locked.dropped
-            ), settled AS (
-                UPDATE {claim} AS claim
-                SET settled = marked.settled
-                FROM marked
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
-                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
-            ), closed AS (
-                DELETE FROM {claim} AS claim
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
-                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))
+            {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at)
                 SELECT id, attempt, token, queue, 'completed', worker, started_at, clock_timestamp()
                 FROM accepted
-            ), keys AS (
-                DELETE FROM {key_running} AS key
-                USING accepted
-                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id
+            {drop_keys}
             ), steps AS (
                 DELETE FROM {step} AS step
                 USING accepted
                 WHERE accepted.has_steps AND step.job_id = accepted.id
             )
             SELECT input.token, input.position, CASE WHEN accepted.id IS NOT NULL THEN 'completed' END AS status,
-                   accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
-                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   accepted.id IS NULL
-                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
-                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
-                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
-            FROM input
-            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position
+                   {verdicts}
             """;
 
     /**
@@ -554,7 +549,9 @@ final class WriteOnceSql {
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
-        return JobSql.render(sql.replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+        return JobSql.render(sql.replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
+                .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS)
+                .replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")
                 .replace("{ready}", prefix + "ready")

@@ -155,6 +155,22 @@ class WriteOnceStoreTests {
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim", Integer.class))
                 .as("the last open position's end deletes the claim row").isZero();
         assertThat(store.cancel("mail", ids.get(2))).as("a finished job").isFalse();
+        assertThat(store.claim("mail", "node-a", 10, LEASE, false)).as("nothing left to run").isEmpty();
+    }
+
+    @Test
+    void aFailureSentAgainMovesItsJobOnce() {
+        long id = enqueue("mail", 1).get(0);
+        ClaimedPosition claimed = store.claim("mail", "node-a", 10, LEASE, false).get(0);
+        List<PositionEnd> failure = List.of(PositionEnd.failed(claimed, "boom: once", Duration.ZERO));
+
+        assertThat(store.endMany(failure).values()).extracting(EndResult::verdict)
+                .containsExactly(EndResult.Verdict.ACCEPTED);
+        assertThat(store.endMany(failure).values()).extracting(EndResult::verdict)
+                .containsExactly(EndResult.Verdict.ACCEPTED_BEFORE);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_ready WHERE id = ?", Integer.class, id))
+                .isOne();
+        assertOneHomeEach();
         assertOneHomeEach();
     }
 
