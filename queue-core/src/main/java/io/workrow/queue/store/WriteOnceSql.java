@@ -546,6 +546,44 @@ final class WriteOnceSql {
             GROUP BY queue
             """;
 
+    /**
+     * Creates the outcome log's partitions of the next {@code ?} days from the database's today
+     * (UTC), moving rows of such a day out of the default partition first; returns the days created.
+     */
+    static final String OUTCOME_DAYS_ADD = """
+            SELECT day
+            FROM generate_series(0, ? - 1) AS ahead,
+                 LATERAL (SELECT (statement_timestamp() AT TIME ZONE 'UTC')::date + ahead AS day) AS days
+            WHERE {schema}.workrow_add_outcome_day(day)
+            """;
+
+    /**
+     * The outcome log's day partitions that ended more than {@code ?} milliseconds ago, oldest
+     * first: retention detaches each ({@link #OUTCOME_DAY_DETACH}) and then drops it
+     * ({@link #OUTCOME_DAY_DROP}), each in a transaction of its own, so the parent's lock is held
+     * only for the detach and the files are unlinked after it is released.
+     */
+    static final String OUTCOME_DAYS_EXPIRED = """
+            SELECT child.relname AS name
+            FROM pg_inherits
+            JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
+            WHERE pg_inherits.inhparent = '{outcome}'::regclass
+              AND child.relname ~ '^workrow_outcome_[0-9]{8}$'
+              AND (to_date(substr(child.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
+                  <= statement_timestamp() - ? * interval '1 millisecond'
+            ORDER BY child.relname
+            """;
+
+    /** Detaches one day of the outcome log ({@code {day}}: a name {@link #OUTCOME_DAYS_EXPIRED} gave). */
+    static final String OUTCOME_DAY_DETACH = """
+            ALTER TABLE {outcome} DETACH PARTITION {schema}.{day}
+            """;
+
+    /** Drops one detached day of the outcome log. */
+    static final String OUTCOME_DAY_DROP = """
+            DROP TABLE {schema}.{day}
+            """;
+
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
@@ -561,6 +599,7 @@ final class WriteOnceSql {
                 .replace("{dead}", prefix + "dead")
                 .replace("{key_running}", prefix + "key_running")
                 .replace("{step}", prefix + "step")
-                .replace("{job_id_seq}", "'" + prefix + "job_id_seq'"), schema);
+                .replace("{job_id_seq}", "'" + prefix + "job_id_seq'")
+                .replace("{schema}", schema.quoted()), schema);
     }
 }

@@ -43,6 +43,10 @@ public final class WriteOnceStore {
     private final String cancel;
     private final String liveStatus;
     private final String promoteScheduled;
+    private final String outcomeDaysAdd;
+    private final String outcomeDaysExpired;
+    private final String outcomeDayDetach;
+    private final String outcomeDayDrop;
 
     public WriteOnceStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, JobStore.DEFAULT_STATEMENT_TIMEOUT);
@@ -62,6 +66,10 @@ public final class WriteOnceStore {
         this.cancel = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL, schema);
         this.liveStatus = WriteOnceSql.render(WriteOnceSql.JOB_LIVE_STATUS, schema);
         this.promoteScheduled = WriteOnceSql.render(WriteOnceSql.JOB_PROMOTE_SCHEDULED, schema);
+        this.outcomeDaysAdd = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_ADD, schema);
+        this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
+        this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
+        this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
     }
 
     /**
@@ -259,5 +267,26 @@ public final class WriteOnceStore {
             promoted.put(rs.getString("queue"), rs.getInt("jobs"));
         }, limit);
         return promoted;
+    }
+
+    /** Creates the outcome log's partitions for today and the {@code days - 1} days after; returns those created. */
+    public List<java.time.LocalDate> outcomeDaysAdd(int days) {
+        return timed.query(outcomeDaysAdd, (rs, row) -> rs.getObject("day", java.time.LocalDate.class), days);
+    }
+
+    /**
+     * Drops every day of the outcome log that ended longer than {@code retention} ago, whole
+     * partitions at a time (no row deleted, no vacuum owed); returns the partitions dropped. Each
+     * day is detached in a transaction of its own (the one moment every statement on the log
+     * waits for) and dropped in the next.
+     */
+    public List<String> outcomeDaysDrop(Duration retention) {
+        List<String> days = timed.queryForList(outcomeDaysExpired, String.class, retention.toMillis());
+        for (String day : days) {
+            String name = SqlIdentifier.of("outcome partition", day).name();
+            timed.execute(outcomeDayDetach.replace("{day}", name));
+            timed.execute(outcomeDayDrop.replace("{day}", name));
+        }
+        return days;
     }
 }

@@ -407,4 +407,30 @@ class WriteOnceStoreTests {
         assertThat(statusOf(later)).isEqualTo("pending");
         assertOneHomeEach();
     }
+
+    @Test
+    void retentionDropsWholeDaysOfOutcomesAndAddingADayMovesItsRowsOutOfTheDefaultPartition() {
+        assertThat(store.outcomeDaysAdd(3)).as("the migration created a week ahead").isEmpty();
+        database.jdbc().update("""
+                INSERT INTO workrow_outcome (job_id, attempt, queue, status, finished_at)
+                SELECT n, 1, 'mail', 'completed', now() - interval '10 days' FROM generate_series(1, 50) AS n
+                """);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome_default", Integer.class))
+                .as("a day nobody created").isEqualTo(50);
+        String day = database.jdbc().queryForObject(
+                "SELECT to_char(((now() - interval '10 days') AT TIME ZONE 'UTC')::date, 'YYYYMMDD')", String.class);
+        database.jdbc().queryForObject("SELECT workrow_add_outcome_day(((now() - interval '10 days') AT TIME ZONE"
+                + " 'UTC')::date)", Boolean.class);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome_" + day, Integer.class))
+                .isEqualTo(50);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome_default", Integer.class))
+                .isZero();
+        enqueue("mail", 1);
+        store.endMany(List.of(PositionEnd.completed(store.claim("mail", "node-a", 1, LEASE, false).get(0))));
+
+        assertThat(store.outcomeDaysDrop(Duration.ofDays(7))).containsExactly("workrow_outcome_" + day);
+        assertThat(store.outcomeDaysDrop(Duration.ofDays(7))).isEmpty();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
+                .as("today's outcome stays").isOne();
+    }
 }
