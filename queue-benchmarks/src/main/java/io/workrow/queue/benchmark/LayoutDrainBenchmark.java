@@ -44,7 +44,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *   <li>{@code +vacuum}: the drain and a VACUUM of every table (autovacuum's work, done at once).</li>
  * </ul>
  *
- * Each round runs every layout in turn on a fresh schema; the medians are printed last.
+ * With {@code --split=true} every client claims until nothing is left and only then ends what it
+ * holds, so the claims' and the ends' costs are measured apart (the drain's rate then means
+ * little). Each round runs every layout in turn on a fresh schema; the medians are printed last.
  *
  * <pre>
  * ./mvnw -B -Pbenchmark -pl queue-benchmarks -am verify -DskipTests \
@@ -69,7 +71,8 @@ public final class LayoutDrainBenchmark {
     }
 
     /** Server CPU microseconds per job of each phase, and the drain's rate. */
-    private record Figures(double enqueueMicros, double drainMicros, double vacuumedMicros, double jobsPerSecond) {
+    private record Figures(double enqueueMicros, double drainMicros, double vacuumedMicros, double jobsPerSecond,
+            double claimMicros) {
     }
 
     public static void main(String[] args) throws Exception {
@@ -79,23 +82,26 @@ public final class LayoutDrainBenchmark {
         int batch = Integer.parseInt(given.getOrDefault("batch", "500"));
         int ends = Integer.parseInt(given.getOrDefault("ends", "5"));
         int rounds = Integer.parseInt(given.getOrDefault("rounds", "3"));
+        boolean split = Boolean.parseBoolean(given.getOrDefault("split", "false"));
         SqlIdentifier schema = SqlIdentifier.of("--schema", given.getOrDefault("schema", "workrow_layout_drain"));
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             ServerCpu cpu = new ServerCpu(Path.of(jdbc.queryForObject("SHOW data_directory", String.class)));
-            System.out.printf("Layout drain: jobs=%d clients=%d batch=%d ends=%d rounds=%d cores=%d PostgreSQL %s,"
-                    + " shared_buffers %s, autovacuum %s%n", jobs, clients, batch, ends, rounds,
+            System.out.printf("Layout drain: jobs=%d clients=%d batch=%d ends=%d rounds=%d split=%b cores=%d"
+                    + " PostgreSQL %s, shared_buffers %s, autovacuum %s%n", jobs, clients, batch, ends, rounds, split,
                     Runtime.getRuntime().availableProcessors(), jdbc.queryForObject("SHOW server_version", String.class),
                     jdbc.queryForObject("SHOW shared_buffers", String.class),
                     jdbc.queryForObject("SHOW autovacuum", String.class));
             Map<Layout, List<Figures>> figures = new LinkedHashMap<>();
             for (int round = 1; round <= rounds; round++) {
                 for (Layout layout : Layout.values()) {
-                    Figures result = run(layout, dataSource, jdbc, cpu, schema, jobs, clients, batch, ends);
+                    Figures result = run(layout, dataSource, jdbc, cpu, schema, jobs, clients, batch, ends, split);
                     figures.computeIfAbsent(layout, key -> new ArrayList<>()).add(result);
                     System.out.printf("round %d  %-34s enqueue %6.2f us  drain %6.2f us  +vacuum %6.2f us"
-                            + "  %,8.0f jobs/s%n", round, layout.label, result.enqueueMicros(), result.drainMicros(),
-                            result.vacuumedMicros(), result.jobsPerSecond());
+                            + "  %,8.0f jobs/s%s%n", round, layout.label, result.enqueueMicros(), result.drainMicros(),
+                            result.vacuumedMicros(), result.jobsPerSecond(), split ? String.format(
+                                    "  (claims %.2f us, ends %.2f us)", result.claimMicros(),
+                                    result.drainMicros() - result.claimMicros()) : "");
                 }
             }
             double graphile = median(figures.get(Layout.GRAPHILE), Figures::vacuumedMicros);
@@ -103,47 +109,43 @@ public final class LayoutDrainBenchmark {
             for (Layout layout : Layout.values()) {
                 List<Figures> runs = figures.get(layout);
                 System.out.printf("median   %-34s enqueue %6.2f us  drain %6.2f us  +vacuum %6.2f us"
-                        + " (%.2fx graphile-worker's shape, %.2fx today)  %,8.0f jobs/s%n", layout.label,
+                        + " (%.2fx graphile-worker's shape, %.2fx today)  %,8.0f jobs/s%s%n", layout.label,
                         median(runs, Figures::enqueueMicros), median(runs, Figures::drainMicros),
                         median(runs, Figures::vacuumedMicros), median(runs, Figures::vacuumedMicros) / graphile,
-                        median(runs, Figures::vacuumedMicros) / today, median(runs, Figures::jobsPerSecond));
+                        median(runs, Figures::vacuumedMicros) / today, median(runs, Figures::jobsPerSecond),
+                        split ? String.format("  (claims %.2f us, ends %.2f us)", median(runs, Figures::claimMicros),
+                                median(runs, figure -> figure.drainMicros() - figure.claimMicros())) : "");
             }
             jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
         }
     }
 
     private static Figures run(Layout layout, HikariDataSource dataSource, JdbcTemplate jdbc, ServerCpu cpu,
-            SqlIdentifier schema, int jobs, int clients, int batch, int ends) throws Exception {
+            SqlIdentifier schema, int jobs, int clients, int batch, int ends, boolean split) throws Exception {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-        GraphileShape graphile = new GraphileShape(jdbc, schema);
-        if (layout == Layout.GRAPHILE) {
-            graphile.create();
-        } else if (layout == Layout.TODAY) {
-            new WorkrowMigrations(dataSource, schema).migrate();
-        } else {
-            Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(dataSource)
-                    .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(true)
-                    .table(WorkrowMigrations.HISTORY_TABLE)
-                    .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate();
-        }
-        JobStore today = new JobStore(dataSource, schema);
-        WriteOnceStore writeOnce = new WriteOnceStore(dataSource, schema);
+        Shape<?> shape = switch (layout) {
+            case GRAPHILE -> new GraphileShape(jdbc, schema).create();
+            case TODAY -> {
+                new WorkrowMigrations(dataSource, schema).migrate();
+                yield new TodayShape(new JobStore(dataSource, schema));
+            }
+            case WRITE_ONCE -> {
+                Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(dataSource)
+                        .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(true)
+                        .table(WorkrowMigrations.HISTORY_TABLE)
+                        .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate();
+                yield new WriteOnceShape(new WriteOnceStore(dataSource, schema));
+            }
+        };
         jdbc.execute("CHECKPOINT");
 
         long start = cpu.ticks();
         parallel(clients, client -> {
             for (int first = client * batch; first < jobs; first += clients * batch) {
-                List<NewJob> requests = IntStream.range(first, Math.min(jobs, first + batch))
+                shape.enqueue(IntStream.range(first, Math.min(jobs, first + batch))
                         .mapToObj(n -> new NewJob(QUEUE, null, 0, 0, null, "{\"n\": " + n + ", \"t\": 1763938000123.5}",
                                 "{}", null, 0, 5))
-                        .toList();
-                if (layout == Layout.GRAPHILE) {
-                    graphile.insert(requests.stream().map(NewJob::payloadJson).toList());
-                } else if (layout == Layout.TODAY) {
-                    today.insertMany(requests);
-                } else {
-                    writeOnce.insertMany(requests);
-                }
+                        .toList());
             }
             return 0L;
         });
@@ -153,49 +155,38 @@ public final class LayoutDrainBenchmark {
         jdbc.execute("CHECKPOINT");
         start = cpu.ticks();
         long began = System.nanoTime();
-        long ended = parallel(clients, client -> {
-            String worker = "drain-" + client;
-            long count = 0;
-            while (true) {
-                if (layout == Layout.GRAPHILE) {
-                    List<Long> held = graphile.claim(worker, batch);
-                    if (held.isEmpty()) {
-                        return count;
-                    }
-                    for (List<Long> part : slices(held, ends)) {
-                        count += graphile.complete(worker, part);
-                    }
-                } else if (layout == Layout.TODAY) {
-                    List<HeldJob> held = today.claim(QUEUE, worker, batch, LEASE).stream()
-                            .map((ClaimedJob job) -> new HeldJob(job.id(), job.leaseToken())).toList();
-                    if (held.isEmpty()) {
-                        return count;
-                    }
-                    for (List<HeldJob> part : slices(held, ends)) {
-                        List<HeldJob> left = part;
-                        while (!left.isEmpty()) {
-                            Set<HeldJob> done = today.completeMany(left);
-                            count += done.size();
-                            left = left.stream().filter(job -> !done.contains(job)).toList();
-                        }
-                    }
-                } else {
-                    List<ClaimedPosition> claimed = writeOnce.claim(QUEUE, worker, batch, LEASE, false);
-                    if (claimed.isEmpty()) {
-                        return count;
-                    }
-                    for (List<ClaimedPosition> part : slices(claimed, ends)) {
-                        List<PositionEnd> left = part.stream().map(PositionEnd::completed).toList();
-                        while (!left.isEmpty()) {
-                            Map<PositionEnd, EndResult> results = writeOnce.endMany(left);
-                            count += results.values().stream().filter(EndResult::counted).count();
-                            left = left.stream()
-                                    .filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
-                        }
-                    }
-                }
+        long ended;
+        double claimMicros = Double.NaN;
+        if (split) {
+            List<List<List<?>>> held = new ArrayList<>();
+            for (int i = 0; i < clients; i++) {
+                held.add(new ArrayList<>());
             }
-        });
+            parallel(clients, client -> {
+                List<?> claimed;
+                while (!(claimed = shape.claim("drain-" + client, batch)).isEmpty()) {
+                    held.get(client).add(claimed);
+                }
+                return 0L;
+            });
+            claimMicros = cpu.micros(cpu.ticks() - start) / jobs;
+            ended = parallel(clients, client -> {
+                long count = 0;
+                for (List<?> claimed : held.get(client)) {
+                    count += endAll(shape, "drain-" + client, claimed, ends);
+                }
+                return count;
+            });
+        } else {
+            ended = parallel(clients, client -> {
+                long count = 0;
+                List<?> claimed;
+                while (!(claimed = shape.claim("drain-" + client, batch)).isEmpty()) {
+                    count += endAll(shape, "drain-" + client, claimed, ends);
+                }
+                return count;
+            });
+        }
         double seconds = (System.nanoTime() - began) / 1e9;
         long drained = cpu.ticks() - start;
         vacuum(jdbc, schema, false);
@@ -203,7 +194,74 @@ public final class LayoutDrainBenchmark {
         if (ended != jobs) {
             throw new IllegalStateException(layout.label + ": " + ended + " of " + jobs + " jobs ended");
         }
-        return new Figures(enqueue, cpu.micros(drained) / jobs, cpu.micros(vacuumed) / jobs, jobs / seconds);
+        return new Figures(enqueue, cpu.micros(drained) / jobs, cpu.micros(vacuumed) / jobs, jobs / seconds,
+                claimMicros);
+    }
+
+    /** Ends one claimed batch in {@code ends} statements; returns how many jobs it ended. */
+    @SuppressWarnings("unchecked")
+    private static <T> long endAll(Shape<T> shape, String worker, List<?> claimed, int ends) {
+        long count = 0;
+        for (List<?> part : slices(claimed, ends)) {
+            count += shape.end(worker, (List<T>) part);
+        }
+        return count;
+    }
+
+    /** One layout's enqueue, claim and end, as a drain calls them. */
+    private interface Shape<T> {
+        void enqueue(List<NewJob> jobs);
+
+        /** Claims up to {@code batch} jobs; an empty list when none are left. */
+        List<T> claim(String worker, int batch);
+
+        /** Ends the jobs (trying again those whose rows were locked elsewhere); returns how many ended. */
+        long end(String worker, List<T> jobs);
+    }
+
+    private record TodayShape(JobStore store) implements Shape<HeldJob> {
+
+        public void enqueue(List<NewJob> jobs) {
+            store.insertMany(jobs);
+        }
+
+        public List<HeldJob> claim(String worker, int batch) {
+            return store.claim(QUEUE, worker, batch, LEASE).stream()
+                    .map((ClaimedJob job) -> new HeldJob(job.id(), job.leaseToken())).toList();
+        }
+
+        public long end(String worker, List<HeldJob> jobs) {
+            long count = 0;
+            List<HeldJob> left = jobs;
+            while (!left.isEmpty()) {
+                Set<HeldJob> done = store.completeMany(left);
+                count += done.size();
+                left = left.stream().filter(job -> !done.contains(job)).toList();
+            }
+            return count;
+        }
+    }
+
+    private record WriteOnceShape(WriteOnceStore store) implements Shape<ClaimedPosition> {
+
+        public void enqueue(List<NewJob> jobs) {
+            store.insertMany(jobs);
+        }
+
+        public List<ClaimedPosition> claim(String worker, int batch) {
+            return store.claim(QUEUE, worker, batch, LEASE, false);
+        }
+
+        public long end(String worker, List<ClaimedPosition> jobs) {
+            long count = 0;
+            List<PositionEnd> left = jobs.stream().map(PositionEnd::completed).toList();
+            while (!left.isEmpty()) {
+                Map<PositionEnd, EndResult> results = store.endMany(left);
+                count += results.values().stream().filter(EndResult::counted).count();
+                left = left.stream().filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
+            }
+            return count;
+        }
     }
 
     /**
@@ -211,9 +269,9 @@ public final class LayoutDrainBenchmark {
      * {@code is_available} generated column under a partial index, a claim that sets
      * {@code locked_at} and {@code locked_by}, an end that deletes the row (no history kept).
      */
-    private record GraphileShape(JdbcTemplate jdbc, SqlIdentifier schema) {
+    private record GraphileShape(JdbcTemplate jdbc, SqlIdentifier schema) implements Shape<Long> {
 
-        void create() {
+        GraphileShape create() {
             String s = schema.quoted();
             jdbc.execute("CREATE SCHEMA " + s);
             jdbc.execute("CREATE TABLE " + s + ".jobs (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
@@ -227,9 +285,11 @@ public final class LayoutDrainBenchmark {
                     + " STORED NOT NULL)");
             jdbc.execute("CREATE INDEX jobs_main_index ON " + s + ".jobs (priority, run_at)"
                     + " INCLUDE (id, task_identifier, job_queue_id) WHERE is_available = true");
+            return this;
         }
 
-        void insert(List<String> payloads) {
+        public void enqueue(List<NewJob> jobs) {
+            List<String> payloads = jobs.stream().map(NewJob::payloadJson).toList();
             jdbc.update(connection -> {
                 var statement = connection.prepareStatement("INSERT INTO " + schema.quoted()
                         + ".jobs (task_identifier, payload) SELECT 'bench', payload::json FROM unnest(?::text[]) AS payload");
@@ -238,7 +298,7 @@ public final class LayoutDrainBenchmark {
             });
         }
 
-        List<Long> claim(String worker, int batch) {
+        public List<Long> claim(String worker, int batch) {
             String jobs = schema.quoted() + ".jobs";
             return jdbc.query("WITH picked AS (SELECT id FROM " + jobs + " WHERE is_available = true"
                     + " AND run_at <= now() AND task_identifier = 'bench' ORDER BY priority, run_at LIMIT ?"
@@ -248,7 +308,7 @@ public final class LayoutDrainBenchmark {
                     (rs, row) -> rs.getLong("id"), batch, worker);
         }
 
-        int complete(String worker, List<Long> ids) {
+        public long end(String worker, List<Long> ids) {
             return jdbc.update(connection -> {
                 var statement = connection.prepareStatement("DELETE FROM " + schema.quoted()
                         + ".jobs WHERE id = ANY (?) AND locked_by = ?");

@@ -42,7 +42,7 @@ final class WriteOnceSql {
      */
     private static final String SETTLE = """
             ), marked AS MATERIALIZED (
-                SELECT locked.token, locked.settled | bit_or(set_bit(repeat('0', length(locked.settled))::varbit,
+                SELECT locked.token, locked.settled | bit_or(set_bit(locked.settled # locked.settled,
                                                                     accepted.position - 1, 1)) AS settled,
                        locked.dropped
                 FROM accepted
@@ -74,12 +74,15 @@ final class WriteOnceSql {
     private static final String VERDICTS = """
             accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   accepted.id IS NULL
-                       AND EXISTS (SELECT 1 FROM {outcome} AS outcome
-                                   WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
-                                     AND outcome.status IN ('completed', 'failed', 'dead', 'released')) AS ended
+                   accepted.id IS NULL AND {ended} AS ended
             FROM input
             LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
+
+    /** An end this claim already logged for the job: its own earlier send, whose reply was lost. */
+    private static final String ENDED_BEFORE = """
+            EXISTS (SELECT 1 FROM {outcome} AS outcome
+                           WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
+                             AND outcome.status IN ('completed', 'failed', 'dead', 'released'))""";
 
     private WriteOnceSql() {
     }
@@ -285,9 +288,10 @@ final class WriteOnceSql {
             """;
 
     /**
-     * {@link #JOB_END_MANY} for completions only, the common end: the same fence, bits and verdicts,
-     * without the moves a failure or a release needs, whose empty inserts would still cost every
-     * statement their plans and the ready table's trigger. Keys and steps are dropped as there.
+     * {@link #JOB_END_MANY} for completions only, the common end: the same fence and bits, without
+     * the moves a failure or a release needs, whose empty inserts would still cost every statement
+     * their plans and the ready table's trigger. Keys and steps are dropped as there. Returns only
+     * the ends it did not accept, with their verdicts; every other input was completed.
      */
     static final String JOB_COMPLETE_MANY = """
             WITH input AS (
@@ -310,8 +314,12 @@ final class WriteOnceSql {
                 USING accepted
                 WHERE accepted.has_steps AND step.job_id = accepted.id
             )
-            SELECT input.token, input.position, CASE WHEN accepted.id IS NOT NULL THEN 'completed' END AS status,
-                   {verdicts}
+            SELECT input.token, input.position,
+                   input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   {ended} AS ended
+            FROM input
+            WHERE (input.token, input.position) NOT IN (SELECT token, position FROM accepted)
             """;
 
     /**
@@ -588,7 +596,7 @@ final class WriteOnceSql {
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
         return JobSql.render(sql.replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
-                .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS)
+                .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")

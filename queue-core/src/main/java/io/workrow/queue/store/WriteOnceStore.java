@@ -168,7 +168,7 @@ public final class WriteOnceStore {
                         column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
-                    String status = rs.getString("status");
+                    String status = completionsOnly ? null : rs.getString("status");
                     EndResult result;
                     if (status != null) {
                         result = new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.fromColumn(status));
@@ -181,6 +181,12 @@ public final class WriteOnceStore {
                     }
                     results.put(end, result);
                 });
+        if (completionsOnly) {
+            // the lean statement returns only what it did not accept
+            for (PositionEnd end : list) {
+                results.putIfAbsent(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
+            }
+        }
         return results;
     }
 

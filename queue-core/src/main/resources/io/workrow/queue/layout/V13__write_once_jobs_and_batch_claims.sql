@@ -95,12 +95,11 @@ CREATE TABLE workrow_outcome (
 -- them out when it does, so it must stay near empty.
 CREATE TABLE workrow_outcome_default PARTITION OF workrow_outcome DEFAULT;
 
-CREATE INDEX workrow_outcome_finished_idx ON workrow_outcome USING brin (finished_at);
-CREATE INDEX workrow_outcome_job_idx ON workrow_outcome USING brin (job_id);
-CREATE INDEX workrow_outcome_claim_idx ON workrow_outcome USING brin (claim_token);
--- A job's last error: completions, the bulk of the log, are not in it.
-CREATE INDEX workrow_outcome_error_idx ON workrow_outcome (job_id)
-    WHERE status IN ('failed', 'dead', 'expired');
+-- One BRIN index over the three columns the log is searched by (a time range, a job's attempts, a
+-- claim's ends), not one per column: each index a row enters costs the append about as much as
+-- the row itself (docs/performance.md), and one BRIN holds all three summaries per block range.
+-- Ids and tokens grow with time, so each column's ranges stay narrow.
+CREATE INDEX workrow_outcome_brin ON workrow_outcome USING brin (finished_at, job_id, claim_token);
 
 -- Creates the partition of one day of outcomes, moving that day's rows out of the default
 -- partition first (PostgreSQL refuses a partition whose rows sit in the default). Returns false
