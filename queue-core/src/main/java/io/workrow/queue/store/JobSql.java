@@ -200,7 +200,7 @@ final class JobSql {
      * key: the queue is not paused, and its breaker is closed unless the claim takes the probes
      * a half-open breaker granted ({@code :probes}).
      */
-    private static final String QUEUE_OPEN = """
+    static final String QUEUE_OPEN = """
 
               AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
               AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))

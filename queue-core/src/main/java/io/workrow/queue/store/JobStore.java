@@ -62,7 +62,7 @@ public final class JobStore {
             instant(rs, "run_at"));
 
     /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
-    private static final int MAX_ORDERED_WALK = 4096;
+    static final int MAX_ORDERED_WALK = 4096;
 
     /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
     static final int DEAD_JOBS_BATCH = 5_000;

@@ -175,31 +175,160 @@ final class WriteOnceSql {
                 FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
                 ORDER BY priority, run_at, id
                 LIMIT ?
-            ), taken AS (
-                DELETE FROM {ready} AS ready
-                WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
-                RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts, ready.expiries,
-                          ready.run_at
-            ), claim AS (
-                INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts, expiries,
-                                     run_ats, settled, dropped)
-                SELECT nextval({lease_token_seq}), min(queue), ?, now() + ? * interval '1 millisecond', now(),
-                       array_agg(id ORDER BY id), array_agg(attempt ORDER BY id), array_agg(expiries ORDER BY id),
-                       array_agg(run_at ORDER BY id), repeat('0', count(*)::int)::varbit,
-                       repeat('0', count(*)::int)::varbit
+            )""" + claimAndReturn("?", "?", false);
+
+    /**
+     * The end every claim shares: deletes the ready rows its CTE {@code due} selected (by
+     * {@code row}, their ctid), writes one claim row holding them for {@code worker} with a lease of
+     * {@code leaseMs} milliseconds (parameter markers, positional or named), for an ordered claim
+     * also the keys it now runs in workrow_key_running (whose primary key refuses a key another
+     * claim took meanwhile: the whole statement fails and is tried again), and returns each job
+     * with its position, data and saved step.
+     */
+    private static String claimAndReturn(String worker, String leaseMs, boolean ordered) {
+        return """
+                , taken AS (
+                    DELETE FROM {ready} AS ready
+                    WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
+                    RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts,
+                              ready.expiries, ready.run_at, ready.partition_key
+                ), claim AS (
+                    INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
+                                         expiries, run_ats, settled, dropped, has_keys)
+                    SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
+                           now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
+                           array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
+                           repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
+                           {has_keys}
+                    FROM taken
+                    HAVING count(*) > 0
+                    RETURNING token
+                ){keys}
+                SELECT claim.token, row_number() OVER (ORDER BY taken.id) AS position, taken.id, taken.queue,
+                       taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
+                       data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
                 FROM taken
-                HAVING count(*) > 0
-                RETURNING token
-            )
-            SELECT claim.token, row_number() OVER (ORDER BY taken.id) AS position, taken.id, taken.queue,
-                   taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
-                   data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
-            FROM taken
-            CROSS JOIN claim
-            CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
-                                FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
-            LEFT JOIN {step} AS step ON step.job_id = taken.id
-            """;
+                CROSS JOIN claim
+                CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
+                                    FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
+                LEFT JOIN {step} AS step ON step.job_id = taken.id
+                """.replace("{worker}", worker).replace("{lease_ms}", leaseMs)
+                .replace("{has_keys}", ordered ? "bool_or(partition_key IS NOT NULL)" : "false")
+                .replace("{keys}", ordered ? """
+                        , keys AS (
+                            INSERT INTO {key_running} (queue, ordered_key, claim_token, job_id)
+                            SELECT taken.queue, taken.partition_key, claim.token, taken.id
+                            FROM taken CROSS JOIN claim
+                            WHERE taken.partition_key IS NOT NULL
+                        )""" : "");
+    }
+
+    /**
+     * Claims up to {@code :limit} jobs of an ordered queue, as today's ordered claim
+     * ({@link JobSql#JOB_CLAIM_ORDERED} says how heads are found without walking a backlog): per
+     * partition key in the buckets this worker owns ({@code :buckets}), only the key's oldest ready
+     * job, and only while no job of the key runs (a row in workrow_key_running, on any node) and,
+     * with {@code :skip_failed} false, no older job of the key waits in workrow_scheduled. Jobs
+     * without a key are not ordered and not bound to buckets. Candidates carry their ready row's
+     * ctid to the lock, which skips rows another claim holds and drops rows taken since.
+     *
+     * <p>What this statement's snapshot cannot see (a key another claim took after it began) is
+     * caught by workrow_key_running's primary key: the later claim fails and is tried again.
+     */
+    static final String JOB_CLAIM_ORDERED = """
+            WITH RECURSIVE walk AS MATERIALIZED (
+                SELECT w.*, min(w.id) OVER (PARTITION BY w.partition_key) AS key_min
+                FROM ((SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
+                              ready.priority, ready.run_at
+                       FROM {ready} AS ready
+                       WHERE ready.queue = :queue AND {unkeyed} AND ready.run_at <= now()
+                       ORDER BY ready.priority, ready.run_at, ready.id
+                       LIMIT :walk)
+                      UNION ALL
+                      (SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
+                              ready.priority, ready.run_at
+                       FROM {ready} AS ready
+                       WHERE ready.queue = :queue AND {keyed} AND ready.run_at <= now()
+                       ORDER BY ready.priority, ready.run_at, ready.id
+                       LIMIT :walk)
+                      ORDER BY priority, run_at, id
+                      LIMIT :walk) AS w
+            ), fast AS MATERIALIZED (
+                SELECT walk.row, walk.id, walk.priority, walk.run_at
+                FROM walk
+                WHERE walk.partition_key IS NULL
+                   OR (walk.partition_bucket = ANY (:buckets::int[])
+                       AND walk.id = walk.key_min
+                       AND NOT EXISTS (SELECT 1 FROM {ready} AS older
+                                       WHERE older.queue = :queue AND older.partition_key = walk.partition_key
+                                         AND older.id < walk.id)
+                       AND {key_free_walk})
+                ORDER BY walk.priority, walk.run_at, walk.id
+                LIMIT :limit
+            ), heads AS (
+                (SELECT ready.partition_key, ready.ctid AS row, ready.id, ready.partition_bucket, ready.priority,
+                        ready.run_at
+                 FROM {ready} AS ready
+                 WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                 ORDER BY ready.partition_key, ready.id
+                 LIMIT 1)
+                UNION ALL
+                SELECT next.*
+                FROM heads
+                CROSS JOIN LATERAL (
+                    SELECT ready.partition_key, ready.ctid AS row, ready.id, ready.partition_bucket, ready.priority,
+                           ready.run_at
+                    FROM {ready} AS ready
+                    WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                      AND ready.partition_key > heads.partition_key
+                    ORDER BY ready.partition_key, ready.id
+                    LIMIT 1) AS next
+            ), candidates AS (
+                SELECT fast.row, fast.id, fast.priority, fast.run_at FROM fast
+                UNION
+                (SELECT heads.row, heads.id, heads.priority, heads.run_at
+                 FROM heads
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                   AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
+                   AND {key_free_heads}
+                 LIMIT :limit)
+                UNION
+                (SELECT keyless.*
+                 FROM ((SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                        FROM {ready} AS ready
+                        WHERE ready.queue = :queue AND {unkeyed} AND ready.run_at <= now()
+                        ORDER BY ready.priority, ready.run_at, ready.id
+                        LIMIT :limit)
+                       UNION ALL
+                       (SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                        FROM {ready} AS ready
+                        WHERE ready.queue = :queue AND ready.partition_key IS NULL AND ready.fairness_key <> ''
+                          AND ready.run_at <= now()
+                        ORDER BY ready.priority, ready.run_at, ready.id
+                        LIMIT :limit)) AS keyless
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                 ORDER BY keyless.priority, keyless.run_at, keyless.id
+                 LIMIT :limit)
+            ), due AS (
+                SELECT ready.ctid AS row
+                FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
+                JOIN {ready} AS ready ON ready.ctid = candidate.row
+                WHERE ready.run_at <= now()""" + JobSql.QUEUE_OPEN + """
+                ORDER BY candidate.priority, candidate.run_at, candidate.id
+                LIMIT :limit
+                FOR UPDATE OF ready SKIP LOCKED
+            )""" + claimAndReturn(":worker", ":lease_ms", true);
+
+    /** A key no job runs (on any node) and, unless failed keys are skipped, no older job of which waits to retry. */
+    private static String keyFree(String candidate) {
+        return """
+                NOT EXISTS (SELECT 1 FROM {key_running} AS running
+                                       WHERE running.queue = :queue AND running.ordered_key = {c}.partition_key)
+                           AND (:skip_failed OR NOT EXISTS (SELECT 1 FROM {scheduled} AS held
+                                                            WHERE held.queue = :queue
+                                                              AND held.partition_key = {c}.partition_key
+                                                              AND held.id < {c}.id))""".replace("{c}", candidate);
+    }
 
     /**
      * Ends many positions in one statement: completions, failures (retried or dead), discards,
@@ -595,7 +724,8 @@ final class WriteOnceSql {
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
-        return JobSql.render(sql.replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
+        return JobSql.render(sql.replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
+                .replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{job_data}", prefix + "job_data")

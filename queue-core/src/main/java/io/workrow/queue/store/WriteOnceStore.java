@@ -36,6 +36,7 @@ public final class WriteOnceStore {
     private final String insertMany;
     private final String findByIdempotencyKeys;
     private final String claim;
+    private final NamedStatement claimOrdered;
     private final String endMany;
     private final String completeMany;
     private final String renewLeases;
@@ -59,6 +60,7 @@ public final class WriteOnceStore {
         this.insertMany = WriteOnceSql.render(WriteOnceSql.JOB_INSERT_MANY, schema);
         this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = WriteOnceSql.render(WriteOnceSql.JOB_CLAIM, schema);
+        this.claimOrdered = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_ORDERED, schema));
         this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
         this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
         this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
@@ -120,14 +122,45 @@ public final class WriteOnceStore {
         return List.of(ids);
     }
 
+    private static final org.springframework.jdbc.core.RowMapper<ClaimedPosition> CLAIMED = (rs, row) ->
+            new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
+                    rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
+                    rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
+                    rs.getString("step"), JobStore.instant(rs, "run_at"));
+
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     public List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes) {
-        return timed.query(claim, (rs, row) -> new ClaimedPosition(
-                rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
-                rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
-                rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
-                rs.getString("step"), JobStore.instant(rs, "run_at")),
-                queue, probes, queue, queue, limit, queue, limit, limit, worker, lease.toMillis());
+        return timed.query(claim, CLAIMED, queue, probes, queue, queue, limit, queue, limit, limit, worker,
+                lease.toMillis());
+    }
+
+    /**
+     * Claims up to {@code limit} jobs of an ordered queue as one batch: per partition key in
+     * {@code buckets}, the oldest ready job while no job of the key runs ({@code skipFailed}: a
+     * job of the key waiting to retry does not hold it). Jobs without a key are claimed regardless
+     * of buckets. A claim that overlapped with another on a key is refused by the running keys'
+     * primary key; it is tried once more, then left to the next poll.
+     */
+    public List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
+            int[] buckets, boolean skipFailed) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", worker);
+        values.put("limit", limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        values.put("buckets", buckets);
+        values.put("skip_failed", skipFailed);
+        values.put("walk", (int) Math.min(JobStore.MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return timed.query(claimOrdered.bind(values), CLAIMED);
+            } catch (org.springframework.dao.DuplicateKeyException e) {
+                if (attempt == 2) {
+                    return List.of();
+                }
+            }
+        }
     }
 
     /**

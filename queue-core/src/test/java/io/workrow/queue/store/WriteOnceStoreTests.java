@@ -433,4 +433,96 @@ class WriteOnceStoreTests {
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
                 .as("today's outcome stays").isOne();
     }
+
+    private static final int[] ALL_BUCKETS = IntStream.range(0, 1024).toArray();
+
+    private static NewJob ordered(String key) {
+        return new NewJob("orders", key, key == null ? 0 : Math.floorMod(key.hashCode(), 1024), 0, null, "{}", "{}",
+                null, 0, 3);
+    }
+
+    private List<ClaimedPosition> claimOrdered(boolean skipFailed) {
+        return store.claimOrdered("orders", "node-a", 10, LEASE, false, ALL_BUCKETS, skipFailed);
+    }
+
+    @Test
+    void anOrderedClaimRunsEachKeysOldestJobAloneAndTheKeyPassesOnWhenItEnds() {
+        List<Long> ids = store.insertMany(List.of(ordered("a"), ordered("a"), ordered("b"), ordered(null),
+                ordered("a"), ordered("b")));
+
+        List<ClaimedPosition> first = claimOrdered(false);
+        assertThat(first).extracting(ClaimedPosition::id).containsExactly(ids.get(0), ids.get(2), ids.get(3));
+        assertThat(database.jdbc().queryForList("SELECT ordered_key FROM workrow_key_running ORDER BY 1", String.class))
+                .containsExactly("a", "b");
+        assertThat(claimOrdered(false)).as("both keys run").isEmpty();
+
+        store.endMany(List.of(PositionEnd.completed(first.get(0)),
+                PositionEnd.failed(first.get(1), "boom: b", Duration.ofHours(1))));
+        assertThat(claimOrdered(false)).as("a's next; b's next waits behind its failed job")
+                .extracting(ClaimedPosition::id).containsExactly(ids.get(1));
+        assertThat(store.claimOrdered("orders", "node-a", 10, LEASE, false, ALL_BUCKETS, true))
+                .as("unless failed keys are skipped").extracting(ClaimedPosition::id).containsExactly(ids.get(5));
+        assertThat(store.cancel("orders", ids.get(1))).isTrue();
+        assertThat(claimOrdered(false)).as("a cancelled job lets its key go")
+                .extracting(ClaimedPosition::id).containsExactly(ids.get(4));
+        assertOneHomeEach();
+    }
+
+    @Test
+    void concurrentOrderedClaimersNeverRunTwoJobsOfAKeyAndRunEachKeyInOrder() throws Exception {
+        int keys = 20;
+        int perKey = 15;
+        List<NewJob> jobs = new ArrayList<>();
+        for (int n = 0; n < perKey; n++) {
+            for (int k = 0; k < keys; k++) {
+                jobs.add(ordered("key-" + k));
+            }
+        }
+        store.insertMany(jobs);
+        Map<String, String> running = new ConcurrentHashMap<>();
+        Map<String, List<Long>> order = new ConcurrentHashMap<>();
+        List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ExecutorService workers = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                String worker = "node-" + w;
+                done.add(workers.submit(() -> {
+                    long idleSince = System.nanoTime();
+                    while (System.nanoTime() - idleSince < TimeUnit.SECONDS.toNanos(3)) {
+                        List<ClaimedPosition> batch =
+                                store.claimOrdered("orders", worker, 5, LEASE, false, ALL_BUCKETS, false);
+                        if (batch.isEmpty()) {
+                            Thread.sleep(1);
+                            continue;
+                        }
+                        idleSince = System.nanoTime();
+                        for (ClaimedPosition job : batch) {
+                            if (running.putIfAbsent(job.partitionKey(), worker) != null) {
+                                violations.add(job.partitionKey() + " given to " + worker + " while running");
+                            }
+                            order.computeIfAbsent(job.partitionKey(), key -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                                    .add(job.id());
+                        }
+                        // the key is let go here before the end commits, so a claim that sees it free
+                        // after the commit is never reported as a violation
+                        batch.forEach(job -> running.remove(job.partitionKey()));
+                        assertThat(store.endMany(batch.stream().map(PositionEnd::completed).toList()).values())
+                                .allMatch(EndResult::counted);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+        }
+        assertThat(violations).isEmpty();
+        assertThat(order).hasSize(keys);
+        order.forEach((key, ran) -> assertThat(ran).as("order of %s", key).hasSize(perKey).isSorted());
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_key_running", Integer.class)).isZero();
+        assertOneHomeEach();
+    }
 }
