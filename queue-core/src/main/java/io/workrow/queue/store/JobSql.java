@@ -195,16 +195,6 @@ final class JobSql {
                 LIMIT ?
             )""" + start("?", "?", "NULL");
 
-    /**
-     * The check the claims with named parameters share, evaluated once per statement by primary
-     * key: the queue is not paused, and its breaker is closed unless the claim takes the probes
-     * a half-open breaker granted ({@code :probes}).
-     */
-    static final String QUEUE_OPEN = """
-
-              AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
-              AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
-            """;
 
     /**
      * Claims up to {@code :limit} jobs of an ordered queue: for each partition key in the buckets
@@ -312,102 +302,13 @@ final class JobSql {
                 SELECT job.id
                 FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
                 JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()""" + QUEUE_OPEN + """
+                WHERE job.status = 'pending' AND job.run_at <= now()""" + FairClaimParts.QUEUE_OPEN + """
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
             )""" + start(":worker", ":lease_ms", "job.partition_key");
 
-    /**
-     * The start of every fair claim ({@link #JOB_CLAIM_WEIGHTED}, {@link #JOB_CLAIM_BURST},
-     * {@link #JOB_CLAIM_SPACED}): the queue's groups, one per fairness key with pending jobs, found
-     * by a loose index scan over workrow_job_fair_claim_idx: one index probe per key, however deep
-     * each key's backlog; jobs without a key form the group {@code ''}, found in
-     * workrow_job_unkeyed_claim_idx (UNION: keyed jobs written before version 7 may carry the key
-     * {@code ''} too). Each
-     * claim then picks, per group it lets through, how many jobs it takes ({@code take}) and each
-     * job's {@code turn}, the order across groups; a group's setting and state are joined by key.
-     */
-    private static final String FAIR_GROUPS = """
-            WITH RECURSIVE keyed AS (
-                (SELECT job.fairness_key
-                 FROM {job} AS job
-                 WHERE job.queue = :queue AND job.status = 'pending'
-                   AND {keyed}
-                 ORDER BY job.fairness_key
-                 LIMIT 1)
-                UNION ALL
-                SELECT next.fairness_key
-                FROM keyed
-                CROSS JOIN LATERAL (
-                    SELECT job.fairness_key
-                    FROM {job} AS job
-                    WHERE job.queue = :queue AND job.status = 'pending'
-                      AND {keyed}
-                      AND job.fairness_key > keyed.fairness_key
-                    ORDER BY job.fairness_key
-                    LIMIT 1) AS next
-            ), keys AS (
-                SELECT '' AS fairness_key
-                WHERE EXISTS (SELECT 1 FROM {job} AS job
-                              WHERE job.queue = :queue AND job.status = 'pending'
-                                AND {unkeyed})
-                UNION
-                SELECT keyed.fairness_key FROM keyed
-            ), settings AS MATERIALIZED (
-                SELECT keys.fairness_key, setting.weight, setting.rate_per_minute, state.virtual_start,
-                       state.window_start, state.window_started, state.next_start_at
-                FROM keys
-                LEFT JOIN {fairness_key} AS setting
-                       ON setting.queue = :queue AND setting.fairness_key = keys.fairness_key
-                LEFT JOIN {fairness_state} AS state
-                       ON state.queue = :queue AND state.fairness_key = keys.fairness_key
-            )""";
 
-    /**
-     * The middle of every fair claim: the first {@code take} due jobs of each chosen group in
-     * claim order (priority, due time, id), read from workrow_job_fair_claim_idx and, for the group
-     * {@code ''}, also from workrow_job_unkeyed_claim_idx (for any other group that branch is cut
-     * off before it reads anything; for {@code ''} the first {@code take} of both), each with its turn ({@code turn_base} plus
-     * {@code turn_step} per place), then the first {@code :limit} of them by turn that no other
-     * claim holds, locked. The {@code :pool} best candidates are offered to the lock, so claims
-     * running at once on several nodes each still find a batch. Each claim then writes its state
-     * rows in key order, so two claims never wait on each other in a cycle.
-     */
-    private static final String FAIR_LOCK = """
-            , candidates AS (
-                SELECT pick.id, pick.priority, pick.run_at, chosen.fairness_key,
-                       chosen.turn_base + (pick.place - 1) * chosen.turn_step AS turn
-                FROM chosen
-                CROSS JOIN LATERAL (
-                    SELECT group_job.*, row_number() OVER (ORDER BY group_job.priority, group_job.run_at, group_job.id) AS place
-                    FROM ((SELECT job.id, job.priority, job.run_at
-                           FROM {job} AS job
-                           WHERE chosen.fairness_key = ''
-                             AND job.queue = :queue AND job.status = 'pending'
-                             AND {unkeyed} AND job.run_at <= now()
-                           ORDER BY job.priority, job.run_at, job.id
-                           LIMIT chosen.take)
-                          UNION ALL
-                          (SELECT job.id, job.priority, job.run_at
-                           FROM {job} AS job
-                           WHERE job.queue = :queue AND job.status = 'pending'
-                             AND {keyed}
-                             AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
-                           ORDER BY job.priority, job.run_at, job.id
-                           LIMIT chosen.take)) AS group_job
-                    ORDER BY group_job.priority, group_job.run_at, group_job.id
-                    LIMIT chosen.take
-                ) AS pick
-            ), locked AS MATERIALIZED (
-                SELECT job.id, candidate.fairness_key, candidate.turn
-                FROM (SELECT * FROM candidates ORDER BY turn, priority, run_at, id LIMIT :pool) AS candidate
-                JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()""" + QUEUE_OPEN + """
-                ORDER BY candidate.turn, candidate.priority, candidate.run_at, candidate.id
-                LIMIT :limit
-                FOR UPDATE OF job SKIP LOCKED
-            )""";
 
 
 
@@ -422,38 +323,8 @@ final class JobSql {
      * start, and each group's latest is written back. Only groups whose first job starts before the
      * horizon (the {@code :pool}-th first start) are read, each only as deep as the horizon.
      */
-    static final String JOB_CLAIM_WEIGHTED = FAIR_GROUPS + """
-            , starts AS MATERIALIZED (
-                SELECT settings.fairness_key, coalesce(settings.weight, 1) AS weight,
-                       greatest(clock.virtual_now, settings.virtual_start + 1 / coalesce(settings.weight, 1))
-                           AS first_start
-                FROM settings
-                CROSS JOIN (SELECT coalesce(max(state.virtual_start), 0) AS virtual_now
-                            FROM {fairness_state} AS state
-                            WHERE state.queue = :queue) AS clock
-            ), horizon AS (
-                SELECT coalesce((SELECT first_start FROM starts ORDER BY first_start OFFSET :pool - 1 LIMIT 1),
-                                (SELECT max(first_start) + :pool / sum(weight) FROM starts)) AS virtual_end
-            ), chosen AS (
-                SELECT starts.fairness_key, starts.first_start AS turn_base, 1 / starts.weight AS turn_step,
-                       least(:pool, floor((horizon.virtual_end - starts.first_start) * starts.weight) + 1)::int
-                           AS take
-                FROM starts
-                CROSS JOIN horizon
-                WHERE starts.first_start <= horizon.virtual_end
-            )""" + FAIR_LOCK + """
-            , served AS (
-                INSERT INTO {fairness_state} AS state (queue, fairness_key, virtual_start, touched_at)
-                SELECT :queue, locked.fairness_key, max(locked.turn), now()
-                FROM locked
-                GROUP BY locked.fairness_key
-                ORDER BY locked.fairness_key
-                ON CONFLICT (queue, fairness_key) DO UPDATE
-                SET virtual_start = greatest(state.virtual_start, excluded.virtual_start),
-                    touched_at = excluded.touched_at
-            ), due AS (
-                SELECT locked.id FROM locked
-            )""" + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_WEIGHTED = FairClaimParts.FAIR_GROUPS + FairClaimParts.WEIGHTED_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.WEIGHTED_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
@@ -464,55 +335,8 @@ final class JobSql {
      * beyond what the group's window still allows (another node took the rest meanwhile) stays
      * pending. A claim whose minute is older than the window already counted grants nothing.
      */
-    static final String JOB_CLAIM_BURST = FAIR_GROUPS + """
-            , allowances AS MATERIALIZED (
-                SELECT settings.fairness_key, rate.per_minute, rate.per_minute - counted.started AS allowed
-                FROM settings
-                CROSS JOIN LATERAL (SELECT coalesce(settings.rate_per_minute, :rate_per_minute) AS per_minute) AS rate
-                CROSS JOIN LATERAL (SELECT CASE WHEN settings.window_start = date_trunc('minute', now())
-                                                THEN settings.window_started ELSE 0 END AS started) AS counted
-                WHERE counted.started < rate.per_minute
-                ORDER BY counted.started, settings.fairness_key
-                LIMIT :pool
-            ), chosen AS (
-                SELECT allowances.fairness_key, 0 AS turn_base, 1 AS turn_step,
-                       least(allowances.allowed, ceil(:pool::float8 / (SELECT count(*) FROM allowances)))::int AS take
-                FROM allowances
-            )""" + FAIR_LOCK + """
-            , granted AS (
-                INSERT INTO {fairness_state} AS state (queue, fairness_key, window_start, window_limit,
-                                                       window_started, window_granted, touched_at)
-                SELECT :queue, locked.fairness_key, date_trunc('minute', now()), min(allowances.per_minute),
-                       count(*), count(*), now()
-                FROM locked
-                JOIN allowances ON allowances.fairness_key = locked.fairness_key
-                GROUP BY locked.fairness_key
-                ORDER BY locked.fairness_key
-                ON CONFLICT (queue, fairness_key) DO UPDATE
-                SET window_granted = CASE WHEN state.window_start IS NULL OR state.window_start < excluded.window_start
-                                          THEN least(excluded.window_granted, excluded.window_limit)
-                                          WHEN state.window_start = excluded.window_start
-                                          THEN greatest(0, least(excluded.window_granted,
-                                                                 excluded.window_limit - state.window_started))
-                                          ELSE 0 END,
-                    window_started = CASE WHEN state.window_start IS NULL OR state.window_start < excluded.window_start
-                                          THEN least(excluded.window_granted, excluded.window_limit)
-                                          WHEN state.window_start = excluded.window_start
-                                          THEN state.window_started
-                                               + greatest(0, least(excluded.window_granted,
-                                                                   excluded.window_limit - state.window_started))
-                                          ELSE state.window_started END,
-                    window_start = greatest(state.window_start, excluded.window_start),
-                    window_limit = excluded.window_limit,
-                    touched_at = excluded.touched_at
-                RETURNING state.fairness_key, state.window_granted
-            ), due AS (
-                SELECT placed.id
-                FROM (SELECT locked.id, locked.fairness_key,
-                             row_number() OVER (PARTITION BY locked.fairness_key ORDER BY locked.turn) AS place
-                      FROM locked) AS placed
-                JOIN granted ON granted.fairness_key = placed.fairness_key AND placed.place <= granted.window_granted
-            )""" + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_BURST = FairClaimParts.FAIR_GROUPS + FairClaimParts.BURST_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.BURST_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
@@ -522,28 +346,8 @@ final class JobSql {
      * reached: of two claims that locked jobs of one group at once, the second finds the frontier
      * moved and leaves its job pending. Starts are spaced on the database's {@code now()}.
      */
-    static final String JOB_CLAIM_SPACED = FAIR_GROUPS + """
-            , chosen AS MATERIALIZED (
-                SELECT settings.fairness_key, 0 AS turn_base, 0 AS turn_step, 1 AS take,
-                       60000.0 / coalesce(settings.rate_per_minute, :rate_per_minute) AS spacing_ms
-                FROM settings
-                WHERE settings.next_start_at IS NULL OR settings.next_start_at <= now()
-                ORDER BY settings.next_start_at NULLS FIRST, settings.fairness_key
-                LIMIT :pool
-            )""" + FAIR_LOCK + """
-            , granted AS (
-                INSERT INTO {fairness_state} AS state (queue, fairness_key, next_start_at, touched_at)
-                SELECT :queue, locked.fairness_key, now() + chosen.spacing_ms * interval '1 millisecond', now()
-                FROM locked
-                JOIN chosen ON chosen.fairness_key = locked.fairness_key
-                ORDER BY locked.fairness_key
-                ON CONFLICT (queue, fairness_key) DO UPDATE
-                SET next_start_at = excluded.next_start_at, touched_at = excluded.touched_at
-                WHERE state.next_start_at IS NULL OR state.next_start_at <= now()
-                RETURNING state.fairness_key
-            ), due AS (
-                SELECT locked.id FROM locked JOIN granted ON granted.fairness_key = locked.fairness_key
-            )""" + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_SPACED = FairClaimParts.FAIR_GROUPS + FairClaimParts.SPACED_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.SPACED_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Completes many jobs in one statement, each fenced by its own token. Rows locked by another
@@ -1159,7 +963,9 @@ final class JobSql {
 
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
-        return sql.replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+        return sql.replace("{waiting}", "{job}").replace("{pending}", "job.status = 'pending'")
+                .replace("{lock_match}", "job.id = candidate.id")
+                .replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")

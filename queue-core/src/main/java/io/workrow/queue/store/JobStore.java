@@ -415,7 +415,7 @@ public final class JobStore {
         return timed.query(claimSpaced.bind(values), CLAIMED_JOB);
     }
 
-    private static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
+    static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
             boolean probes) {
         Map<String, Object> values = new HashMap<>();
         values.put("queue", queue);

@@ -159,14 +159,14 @@ final class WriteOnceSql {
             ), unkeyed AS (
                 SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                 FROM {ready} AS ready
-                WHERE ready.queue = ? AND {unkeyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                WHERE ready.queue = ? AND {ready_unkeyed} AND ready.run_at <= now() AND (SELECT open FROM open)
                 ORDER BY ready.priority, ready.run_at, ready.id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             ), keyed AS (
                 SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                 FROM {ready} AS ready
-                WHERE ready.queue = ? AND {keyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                WHERE ready.queue = ? AND {ready_keyed} AND ready.run_at <= now() AND (SELECT open FROM open)
                 ORDER BY ready.priority, ready.run_at, ready.id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
@@ -241,14 +241,14 @@ final class WriteOnceSql {
                 FROM ((SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
                               ready.priority, ready.run_at
                        FROM {ready} AS ready
-                       WHERE ready.queue = :queue AND {unkeyed} AND ready.run_at <= now()
+                       WHERE ready.queue = :queue AND {ready_unkeyed} AND ready.run_at <= now()
                        ORDER BY ready.priority, ready.run_at, ready.id
                        LIMIT :walk)
                       UNION ALL
                       (SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
                               ready.priority, ready.run_at
                        FROM {ready} AS ready
-                       WHERE ready.queue = :queue AND {keyed} AND ready.run_at <= now()
+                       WHERE ready.queue = :queue AND {ready_keyed} AND ready.run_at <= now()
                        ORDER BY ready.priority, ready.run_at, ready.id
                        LIMIT :walk)
                       ORDER BY priority, run_at, id
@@ -296,7 +296,7 @@ final class WriteOnceSql {
                 (SELECT keyless.*
                  FROM ((SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                         FROM {ready} AS ready
-                        WHERE ready.queue = :queue AND {unkeyed} AND ready.run_at <= now()
+                        WHERE ready.queue = :queue AND {ready_unkeyed} AND ready.run_at <= now()
                         ORDER BY ready.priority, ready.run_at, ready.id
                         LIMIT :limit)
                        UNION ALL
@@ -313,11 +313,26 @@ final class WriteOnceSql {
                 SELECT ready.ctid AS row
                 FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
                 JOIN {ready} AS ready ON ready.ctid = candidate.row
-                WHERE ready.run_at <= now()""" + JobSql.QUEUE_OPEN + """
+                WHERE ready.run_at <= now()""" + FairClaimParts.QUEUE_OPEN + """
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF ready SKIP LOCKED
             )""" + claimAndReturn(":worker", ":lease_ms", true);
+
+    /**
+     * Claims up to {@code :limit} jobs of a weighted fair queue from the ready rows, by the policy
+     * today's {@link JobSql#JOB_CLAIM_WEIGHTED} states (the same parts, {@link FairClaimParts}).
+     */
+    static final String JOB_CLAIM_WEIGHTED = FairClaimParts.FAIR_GROUPS + FairClaimParts.WEIGHTED_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.WEIGHTED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+
+    /** A burst fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_BURST}'s policy). */
+    static final String JOB_CLAIM_BURST = FairClaimParts.FAIR_GROUPS + FairClaimParts.BURST_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.BURST_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+
+    /** A spaced fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_SPACED}'s policy). */
+    static final String JOB_CLAIM_SPACED = FairClaimParts.FAIR_GROUPS + FairClaimParts.SPACED_CHOICE
+            + FairClaimParts.FAIR_LOCK + FairClaimParts.SPACED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
 
     /** A key no job runs (on any node) and, unless failed keys are skipped, no older job of which waits to retry. */
     private static String keyFree(String candidate) {
@@ -724,10 +739,12 @@ final class WriteOnceSql {
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
-        return JobSql.render(sql.replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
+        return JobSql.render(sql.replace("{waiting}", "{ready}").replace("{pending}", "true")
+                .replace("{lock_match}", "job.ctid = candidate.row")
+                .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
                 .replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
-                .replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+                .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")
                 .replace("{ready}", prefix + "ready")

@@ -37,6 +37,9 @@ public final class WriteOnceStore {
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
+    private final NamedStatement claimWeighted;
+    private final NamedStatement claimBurst;
+    private final NamedStatement claimSpaced;
     private final String endMany;
     private final String completeMany;
     private final String renewLeases;
@@ -61,6 +64,9 @@ public final class WriteOnceStore {
         this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = WriteOnceSql.render(WriteOnceSql.JOB_CLAIM, schema);
         this.claimOrdered = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_ORDERED, schema));
+        this.claimWeighted = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_WEIGHTED, schema));
+        this.claimBurst = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_BURST, schema));
+        this.claimSpaced = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_SPACED, schema));
         this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
         this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
         this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
@@ -161,6 +167,28 @@ public final class WriteOnceStore {
                 }
             }
         }
+    }
+
+    /** Claims up to {@code limit} jobs of a weighted fair queue as one batch (its keys share starts by weight). */
+    public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
+            boolean probes) {
+        return timed.query(claimWeighted.bind(JobStore.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
+    }
+
+    /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
+    public List<ClaimedPosition> claimBurst(String queue, String worker, int limit, Duration lease, boolean probes,
+            int ratePerMinute) {
+        Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
+        values.put("rate_per_minute", ratePerMinute);
+        return timed.query(claimBurst.bind(values), CLAIMED);
+    }
+
+    /** Claims up to {@code limit} jobs of a spaced fair queue: one job per key per {@code 1 / rate}. */
+    public List<ClaimedPosition> claimSpaced(String queue, String worker, int limit, Duration lease, boolean probes,
+            int ratePerMinute) {
+        Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
+        values.put("rate_per_minute", ratePerMinute);
+        return timed.query(claimSpaced.bind(values), CLAIMED);
     }
 
     /**

@@ -525,4 +525,43 @@ class WriteOnceStoreTests {
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_key_running", Integer.class)).isZero();
         assertOneHomeEach();
     }
+
+    private static NewJob fair(String key) {
+        return new NewJob("reports", null, 0, 0, null, "{}", "{}", null, 0, 3, key);
+    }
+
+    private static Map<String, Long> byKey(List<ClaimedPosition> claimed, Map<Long, String> keys) {
+        Map<String, Long> counts = new java.util.TreeMap<>();
+        claimed.forEach(job -> counts.merge(keys.get(job.id()), 1L, Long::sum));
+        return counts;
+    }
+
+    @Test
+    void fairClaimsShareTheReadyRowsByTheirPolicies() {
+        Map<Long, String> keys = new java.util.HashMap<>();
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            jobs.add(fair("a"));
+            jobs.add(fair("b"));
+        }
+        List<Long> ids = store.insertMany(jobs);
+        for (int i = 0; i < ids.size(); i++) {
+            keys.put(ids.get(i), jobs.get(i).fairnessKey());
+        }
+        database.jdbc().update("INSERT INTO workrow_fairness_key (queue, fairness_key, weight) VALUES ('reports', 'a', 3)");
+
+        List<ClaimedPosition> weighted = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            weighted.addAll(store.claimWeighted("reports", "node-a", 4, LEASE, false));
+        }
+        assertThat(byKey(weighted, keys)).as("weight 3 against 1").isEqualTo(Map.of("a", 12L, "b", 4L));
+        assertThat(store.claimSpaced("reports", "node-a", 10, LEASE, false, 1))
+                .as("one job per key, then a minute's spacing").hasSize(2);
+        assertThat(store.claimSpaced("reports", "node-a", 10, LEASE, false, 1)).isEmpty();
+        database.jdbc().update("DELETE FROM workrow_fairness_state");
+        assertThat(byKey(store.claimBurst("reports", "node-a", 10, LEASE, false, 2), keys))
+                .as("two a minute per key").isEqualTo(Map.of("a", 2L, "b", 2L));
+        assertThat(store.claimBurst("reports", "node-a", 10, LEASE, false, 2)).isEmpty();
+        assertOneHomeEach();
+    }
 }
