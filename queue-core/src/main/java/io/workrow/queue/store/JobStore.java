@@ -720,7 +720,7 @@ public final class JobStore {
      * is many statements of {@link #DEAD_JOBS_BATCH}, each well inside the statement timeout and
      * committed on its own (unless the caller's transaction spans them).
      */
-    private static int inBatches(java.util.function.IntUnaryOperator batch) {
+    static int inBatches(java.util.function.IntUnaryOperator batch) {
         int total = 0;
         int moved;
         do {
@@ -739,7 +739,7 @@ public final class JobStore {
      * A statement on dead jobs whose first two parameters are the id array (null for any id),
      * whose others are text, in order, and whose last two are the cutoff and the batch's limit.
      */
-    private static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, Timestamp cutoff, int limit,
+    static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, Timestamp cutoff, int limit,
             String... texts) {
         Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
         return connection -> {

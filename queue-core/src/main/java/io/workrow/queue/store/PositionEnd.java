@@ -7,9 +7,10 @@ import java.time.Duration;
  * never reads the claim row's arrays.
  *
  * @param retryDelay how long a failed job waits before it is due again (zero: at once)
+ * @param maxLeaseExpiries for {@link Kind#EXPIRED}: the queue's {@code max-lease-expiries} (0: none)
  */
 public record PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
-        String error, Duration retryDelay) {
+        String error, Duration retryDelay, int maxLeaseExpiries) {
 
     /** The ways a handler's run ends. */
     public enum Kind {
@@ -22,7 +23,12 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
         /** Handed back at shutdown before its handler started: ready again, its attempt given back. */
         RELEASED,
         /** Interrupted by shutdown: ready again with its attempt spent, or dead on its last attempt. */
-        INTERRUPTED;
+        INTERRUPTED,
+        /**
+         * Let go past its queue's timeout: its lease counted as expired, recovered after
+         * {@code retryDelay} by the queue's rule, as the sweeper recovers a lost lease.
+         */
+        EXPIRED;
 
         String columnValue() {
             return name().toLowerCase(java.util.Locale.ROOT);
@@ -49,8 +55,14 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
         return of(job, Kind.INTERRUPTED, null, Duration.ZERO);
     }
 
+    /** A handler let go past its timeout, recovered after {@code backoff} (see {@link Kind#EXPIRED}). */
+    public static PositionEnd expired(ClaimedPosition job, Duration backoff, int maxLeaseExpiries) {
+        return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
+                job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries);
+    }
+
     private static PositionEnd of(ClaimedPosition job, Kind kind, String error, Duration retryDelay) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
-                job.expiries(), kind, error, retryDelay);
+                job.expiries(), kind, error, retryDelay, 0);
     }
 }

@@ -347,13 +347,16 @@ final class WriteOnceSql {
 
     /**
      * Ends many positions in one statement: completions, failures (retried or dead), discards,
-     * releases at shutdown. The fence is the claim row, locked {@code SKIP LOCKED} by token so one
+     * releases and interruptions at shutdown, and a handler let go past its timeout ({@code expired},
+     * recovered by the queue's rule as the sweeper would: with {@code max_expiries} the attempt is
+     * given back and the job retires when its expiries reach it; without, the attempt counts). The fence is the claim row, locked {@code SKIP LOCKED} by token so one
      * row held elsewhere never stalls the other claims' ends; an end is accepted when its claim row
      * was locked here and its position is open. Accepted ends set their {@code settled} bits, or
      * delete the claim row when no position stays open (disjoint rows, so one statement does both),
      * append their outcome rows, move retried and released jobs to ready or scheduled (reading the
      * job's data only for them) and dead ones to workrow_dead, and drop their ordered keys and, for
-     * jobs that ended, saved steps (only for claims flagged to have any).
+     * completed jobs, saved steps (only for claims flagged to have any; a dead job keeps its step,
+     * so an operator's retry resumes from it, as today).
      *
      * <p>Every input comes back with its verdict: {@code accepted} (with the job's new status), or
      * else whether the claim row was there but locked elsewhere ({@code busy}: try again), or this
@@ -364,37 +367,46 @@ final class WriteOnceSql {
             WITH input AS (
                 SELECT *
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
-                            ?::bigint[])
-                     AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms)
+                            ?::bigint[], ?::int[])
+                     AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms,
+                              max_expiries)
             {locked_claims}
-            ), accepted AS MATERIALIZED (
+            ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
-                       CASE WHEN input.kind = 'completed' THEN 'completed'
-                            WHEN input.kind = 'released' THEN 'pending'
-                            WHEN input.kind = 'discarded' OR input.attempt >= input.max_attempts THEN 'dead'
-                            WHEN input.kind = 'failed' AND input.retry_delay_ms > 0 THEN 'scheduled'
-                            ELSE 'pending' END AS status
+                       input.kind = 'expired' AND input.max_expiries > 0 AS apart
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+            ), accepted AS MATERIALIZED (
+                SELECT open.*,
+                       CASE WHEN kind = 'completed' THEN 'completed'
+                            WHEN kind = 'released' THEN 'pending'
+                            WHEN apart AND expiries + 1 >= max_expiries THEN 'dead'
+                            WHEN NOT apart AND (kind = 'discarded' OR attempt >= max_attempts) THEN 'dead'
+                            WHEN retry_delay_ms > 0 THEN 'scheduled'
+                            ELSE 'pending' END AS status,
+                       CASE WHEN kind = 'released' OR apart THEN greatest(attempt - 1, 0) ELSE attempt END
+                           AS next_attempts,
+                       CASE WHEN kind = 'expired' THEN expiries + 1 ELSE expiries END AS next_expiries,
+                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker
+                            WHEN apart AND expiries + 1 >= max_expiries
+                            THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
+                            WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
+                            WHEN kind = 'released' THEN NULL
+                            ELSE error END AS message
+                FROM open
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
                                        error)
                 SELECT id, attempt, token, queue,
-                       CASE WHEN status = 'completed' THEN 'completed' WHEN status = 'dead' THEN 'dead'
+                       CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
                             WHEN kind = 'released' THEN 'released' ELSE 'failed' END,
-                       worker, started_at, clock_timestamp(),
-                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker ELSE error END
+                       worker, started_at, clock_timestamp(), message
                 FROM accepted
             ), again AS MATERIALIZED (
-                SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.expiries,
-                       accepted.worker,
-                       CASE WHEN accepted.kind = 'released' THEN greatest(accepted.attempt - 1, 0)
-                            ELSE accepted.attempt END AS attempts,
-                       CASE WHEN accepted.kind = 'released' THEN NULL
-                            WHEN accepted.kind = 'interrupted' THEN 'interrupted by shutdown of ' || accepted.worker
-                            ELSE accepted.error END AS error,
+                SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
+                       accepted.next_expiries, accepted.message,
                        clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond' AS run_at,
                        data.priority, data.partition_key, data.partition_bucket, data.fairness_key
                 FROM accepted
@@ -405,27 +417,26 @@ final class WriteOnceSql {
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                      partition_bucket, fairness_key, last_error, last_error_at)
-                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, error, CASE WHEN error IS NOT NULL THEN clock_timestamp() END
+                SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN clock_timestamp() END
                 FROM again WHERE status = 'pending'
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                          partition_bucket, fairness_key, last_error, last_error_at)
-                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, error, clock_timestamp()
+                SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
+                       partition_bucket, fairness_key, message, clock_timestamp()
                 FROM again WHERE status = 'scheduled'
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
                                     claimed_by, started_at, finished_at)
-                SELECT id, queue, attempt, max_attempts, expiries,
-                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker ELSE error END,
-                       clock_timestamp(), worker, started_at, clock_timestamp()
+                SELECT id, queue, next_attempts, max_attempts, next_expiries, message, clock_timestamp(), worker,
+                       started_at, clock_timestamp()
                 FROM accepted WHERE status = 'dead'
             {drop_keys}
             ), steps AS (
                 DELETE FROM {step} AS step
                 USING accepted
-                WHERE accepted.has_steps AND accepted.status IN ('completed', 'dead') AND step.job_id = accepted.id
+                WHERE accepted.has_steps AND accepted.status = 'completed' AND step.job_id = accepted.id
             )
             SELECT input.token, input.position, accepted.status,
                    {verdicts}
@@ -696,6 +707,138 @@ final class WriteOnceSql {
             SELECT queue, count(*) AS jobs
             FROM promoted
             GROUP BY queue
+            """;
+
+    /**
+     * Moves waiting jobs whose attempts reached their max_attempts (an operator lowered it on the
+     * waiting row) to dead, from ready and scheduled alike. Served by the exhausted indexes, which
+     * hold only such rows and so are empty nearly always.
+     */
+    static final String JOB_RETIRE_EXHAUSTED = """
+            WITH exhausted_ready AS (
+                SELECT ctid AS row FROM {ready} WHERE attempts >= max_attempts LIMIT ? FOR UPDATE SKIP LOCKED
+            ), exhausted_scheduled AS (
+                SELECT ctid AS row FROM {scheduled} WHERE attempts >= max_attempts LIMIT ? FOR UPDATE SKIP LOCKED
+            ), from_ready AS (
+                DELETE FROM {ready} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_ready))
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_scheduled))
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by
+            ), gone AS MATERIALIZED (
+                SELECT id, queue, attempts, max_attempts, expiries, coalesce(last_error, 'attempts exhausted') AS error,
+                       claimed_by
+                FROM (SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled) AS moved
+            ), buried AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at, claimed_by,
+                                    finished_at)
+                SELECT id, queue, attempts, max_attempts, expiries, error, clock_timestamp(), claimed_by,
+                       clock_timestamp()
+                FROM gone
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, queue, status, worker, finished_at, error)
+                SELECT id, attempts, queue, 'dead', claimed_by, clock_timestamp(), error FROM gone
+            )
+            SELECT id, queue, attempts, max_attempts FROM gone
+            """;
+
+    /**
+     * Retries dead jobs (at most {@code ?} of them, {@code SKIP LOCKED}) matching the operator's
+     * filters (ids, queue, error text, error kind; each ignored when null) that died no later than
+     * the cutoff: each moves to ready with its attempts and expiries reset, keeping its last error
+     * (and its saved step, to resume from); the trigger wakes the queues' pollers.
+     */
+    static final String JOB_RETRY_DEAD = """
+            WITH batch AS (
+                SELECT id
+                FROM {dead}
+                WHERE (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND (?::text IS NULL OR queue = ?)
+                  AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                  AND (?::text IS NULL OR {error_kind} = ?)
+                  AND finished_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), revived AS MATERIALIZED (
+                DELETE FROM {dead} AS dead
+                USING batch
+                WHERE dead.id = batch.id
+                RETURNING dead.*
+            ), retried AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                SELECT revived.id, revived.queue, data.priority, now(), 0, revived.max_attempts, 0, data.partition_key,
+                       data.partition_bucket, data.fairness_key, revived.last_error, revived.last_error_at,
+                       revived.claimed_by
+                FROM revived
+                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
+                                    FROM {job_data} AS job WHERE job.id = revived.id OFFSET 0) AS data
+                RETURNING id
+            )
+            SELECT count(*) AS retried FROM retried
+            """;
+
+    /**
+     * Cancels dead jobs of one queue (at most {@code ?}, {@code SKIP LOCKED}) matching the ids and
+     * error kind (each ignored when null) that died no later than the cutoff: each moves to a
+     * {@code cancelled} outcome row keeping its last error, and its saved step goes.
+     */
+    static final String JOB_CANCEL_DEAD = """
+            WITH batch AS (
+                SELECT id
+                FROM {dead}
+                WHERE (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND queue = ?
+                  AND (?::text IS NULL OR {error_kind} = ?)
+                  AND finished_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), closed AS MATERIALIZED (
+                DELETE FROM {dead} AS dead
+                USING batch
+                WHERE dead.id = batch.id
+                RETURNING dead.*
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, queue, status, worker, started_at, finished_at, error)
+                SELECT id, attempts, queue, 'cancelled', claimed_by, started_at, clock_timestamp(), last_error
+                FROM closed
+            ), steps AS (
+                DELETE FROM {step} WHERE job_id IN (SELECT id FROM closed)
+            )
+            SELECT count(*) AS cancelled FROM closed
+            """;
+
+    /**
+     * Records the step a running job reached, fenced by its claim row: the row is locked (a
+     * cancel's or an end's update of it waits, and this waits for theirs), the position must be
+     * open, and the claim is flagged so its ends clear the step. Returns the job's id when saved.
+     */
+    static final String JOB_SAVE_STEP = """
+            WITH held AS (
+                SELECT token, has_steps
+                FROM {claim}
+                WHERE token = ? AND get_bit(settled, ? - 1) = 0 AND get_bit(dropped, ? - 1) = 0
+                FOR NO KEY UPDATE
+            ), flagged AS (
+                UPDATE {claim} AS claim
+                SET has_steps = true
+                FROM held
+                WHERE claim.token = held.token AND NOT held.has_steps
+            )
+            INSERT INTO {step} (job_id, step)
+            SELECT ?, ? FROM held
+            ON CONFLICT (job_id) DO UPDATE SET step = excluded.step
+            RETURNING job_id
+            """;
+
+    /**
+     * Extends a running job's lease ({@code JobContext.extendLease}): its whole claim's, to at
+     * least {@code ?} milliseconds from the database's current time, while the position is open.
+     */
+    static final String JOB_EXTEND_LEASE = """
+            UPDATE {claim}
+            SET lease_expires_at = greatest(lease_expires_at, clock_timestamp() + ? * interval '1 millisecond')
+            WHERE token = ? AND get_bit(settled, ? - 1) = 0 AND get_bit(dropped, ? - 1) = 0
             """;
 
     /**

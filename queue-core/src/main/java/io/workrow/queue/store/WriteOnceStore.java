@@ -48,6 +48,11 @@ public final class WriteOnceStore {
     private final String liveStatus;
     private final String promoteScheduled;
     private final String outcomeDaysAdd;
+    private final String retireExhausted;
+    private final String retryDead;
+    private final String cancelDead;
+    private final String saveStep;
+    private final String extendLease;
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
@@ -75,6 +80,11 @@ public final class WriteOnceStore {
         this.liveStatus = WriteOnceSql.render(WriteOnceSql.JOB_LIVE_STATUS, schema);
         this.promoteScheduled = WriteOnceSql.render(WriteOnceSql.JOB_PROMOTE_SCHEDULED, schema);
         this.outcomeDaysAdd = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_ADD, schema);
+        this.retireExhausted = WriteOnceSql.render(WriteOnceSql.JOB_RETIRE_EXHAUSTED, schema);
+        this.retryDead = WriteOnceSql.render(WriteOnceSql.JOB_RETRY_DEAD, schema);
+        this.cancelDead = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL_DEAD, schema);
+        this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
+        this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
         this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
@@ -226,6 +236,7 @@ public final class WriteOnceStore {
                         column(list, "text", end -> end.kind().columnValue()),
                         column(list, "text", PositionEnd::error),
                         column(list, "int8", end -> end.retryDelay().toMillis()),
+                        column(list, "int4", PositionEnd::maxLeaseExpiries),
                         column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
@@ -355,5 +366,39 @@ public final class WriteOnceStore {
             timed.execute(outcomeDayDrop.replace("{day}", name));
         }
         return days;
+    }
+
+    /** Moves up to {@code limit} waiting jobs with no attempts left (from ready, and as many from scheduled) to dead. */
+    public List<MovedJob> retireExhausted(int limit) {
+        return timed.query(retireExhausted, (rs, row) -> new MovedJob(rs.getLong("id"), rs.getString("queue"),
+                JobStatus.DEAD, rs.getInt("attempts"), rs.getInt("max_attempts"), null, 0), limit, limit);
+    }
+
+    /**
+     * Retries dead jobs matching every given filter ({@code null}: any), dead by the time of the
+     * call, in batches; returns how many.
+     */
+    public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
+        java.sql.Timestamp cutoff = timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(retryDead, ids, cutoff, limit, queue, queue,
+                errorText, errorText, errorKind, errorKind), (rs, row) -> rs.getInt("retried")).get(0));
+    }
+
+    /** Cancels dead jobs of {@code queue} matching the ids and error kind ({@code null}: any); returns how many. */
+    public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
+        java.sql.Timestamp cutoff = timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(cancelDead, ids, cutoff, limit, queue,
+                errorKind, errorKind), (rs, row) -> rs.getInt("cancelled")).get(0));
+    }
+
+    /** Saves the step a running job reached; false when its position is no longer open. */
+    public boolean saveStep(ClaimedPosition job, String step) {
+        return !timed.queryForList(saveStep, Long.class, job.token(), job.position(), job.position(), job.id(), step)
+                .isEmpty();
+    }
+
+    /** Extends the lease of a running job's claim to at least {@code lease} from now; false when the position is closed. */
+    public boolean extendLease(ClaimedPosition job, Duration lease) {
+        return timed.update(extendLease, lease.toMillis(), job.token(), job.position(), job.position()) == 1;
     }
 }

@@ -564,4 +564,71 @@ class WriteOnceStoreTests {
         assertThat(store.claimBurst("reports", "node-a", 10, LEASE, false, 2)).isEmpty();
         assertOneHomeEach();
     }
+
+    @Test
+    void aHandlerLetGoIsRecoveredByItsQueuesRuleWhileItsBatchMatesRunOn() {
+        List<Long> ids = enqueue("mail", 3);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+
+        assertThat(store.endMany(List.of(PositionEnd.expired(claimed.get(0), Duration.ofHours(1), 0))).values())
+                .extracting(EndResult::status).containsExactly(JobStatus.SCHEDULED);
+        assertThat(store.endMany(List.of(PositionEnd.expired(claimed.get(1), Duration.ZERO, 1))).values())
+                .as("max-lease-expiries 1: retired at once").extracting(EndResult::status)
+                .containsExactly(JobStatus.DEAD);
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(0)))).values())
+                .as("the let-go handler's late end").extracting(EndResult::verdict)
+                .containsExactly(EndResult.Verdict.REFUSED);
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(2)))).values())
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED);
+        assertThat(database.jdbc().queryForList("SELECT last_error FROM workrow_job WHERE id IN (?, ?) ORDER BY id",
+                String.class, ids.get(0), ids.get(1))).containsExactly("lease expired while held by node-a",
+                "lease expired 1 times; last held by node-a");
+        assertThat(database.jdbc().queryForList(
+                "SELECT attempts || '/' || lease_expiries FROM workrow_job WHERE id IN (?, ?) ORDER BY id",
+                String.class, ids.get(0), ids.get(1))).as("the attempt spent, and given back")
+                .containsExactly("1/1", "0/1");
+        assertOneHomeEach();
+    }
+
+    @Test
+    void deadJobsAreRetriedOrCancelledByFilterAndExhaustedWaitingJobsRetire() {
+        List<Long> ids = enqueue("mail", 3);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+        store.saveStep(claimed.get(0), "charged");
+        store.endMany(List.of(PositionEnd.discarded(claimed.get(0), "poison: bad"),
+                PositionEnd.discarded(claimed.get(1), "timeout: slow"),
+                PositionEnd.failed(claimed.get(2), "boom: once", Duration.ZERO)));
+        assertThat(ids).extracting(this::statusOf).containsExactly("dead", "dead", "pending");
+
+        assertThat(store.retryDead(null, "mail", null, "poison")).isOne();
+        assertThat(statusOf(ids.get(0))).isEqualTo("pending");
+        assertThat(database.jdbc().queryForObject("SELECT step FROM workrow_job WHERE id = ?", String.class,
+                ids.get(0))).as("a retried dead job resumes from its step").isEqualTo("charged");
+        assertThat(store.cancelDead(List.of(ids.get(1)), "mail", null)).isOne();
+        assertThat(statusOf(ids.get(1))).isEqualTo("cancelled");
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
+                ids.get(1))).isEqualTo("timeout: slow");
+
+        database.jdbc().update("UPDATE workrow_ready SET max_attempts = 1 WHERE id = ?", ids.get(2));
+        assertThat(store.retireExhausted(100)).extracting(MovedJob::id).containsExactly(ids.get(2));
+        assertThat(statusOf(ids.get(2))).isEqualTo("dead");
+        assertOneHomeEach();
+    }
+
+    @Test
+    void stepsAndLeaseExtensionsAreFencedByTheOpenPosition() {
+        enqueue("mail", 2);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, Duration.ofSeconds(1), false);
+        assertThat(store.saveStep(claimed.get(0), "one")).isTrue();
+        assertThat(store.saveStep(claimed.get(0), "two")).isTrue();
+        assertThat(store.extendLease(claimed.get(1), Duration.ofMinutes(10))).isTrue();
+        assertThat(database.jdbc().queryForObject(
+                "SELECT lease_expires_at > now() + interval '9 minutes' AND has_steps FROM workrow_claim", Boolean.class))
+                .isTrue();
+        store.endMany(List.of(PositionEnd.completed(claimed.get(0))));
+        assertThat(store.saveStep(claimed.get(0), "three")).as("an ended position").isFalse();
+        assertThat(store.extendLease(claimed.get(0), Duration.ofMinutes(20))).isFalse();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_step", Integer.class))
+                .as("a completion clears the step").isZero();
+    }
 }
