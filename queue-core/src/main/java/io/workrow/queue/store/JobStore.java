@@ -10,7 +10,6 @@ import io.workrow.queue.JobStatus;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -18,7 +17,6 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -77,11 +75,6 @@ public final class JobStore {
     private static final RowMapper<HeldJob> HELD_JOB = (rs, row) -> new HeldJob(rs.getLong("id"), rs.getLong("token"));
 
     /** Joins the caller's transaction: enqueue, admin, a transactional handler's completion. */
-    private static final RowMapper<JobSummary> JOB_SUMMARY = (rs, row) -> new JobSummary(rs.getLong("id"),
-            rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"),
-            rs.getInt("max_attempts"), rs.getString("claimed_by"), instant(rs, "lease_expires_at"),
-            instant(rs, "run_at"), rs.getString("last_error"), instant(rs, "last_error_at"),
-            instant(rs, "created_at"), rs.getInt("lease_expiries"));
 
     private final JdbcTemplate jdbc;
     /** For Workrow's own threads, which never run inside an application transaction; timed out. */
@@ -111,21 +104,15 @@ public final class JobStore {
     private final String retireExhausted;
     private final String pruneFinished;
     private final String tableCheck;
-    private final String queueDepth;
     private final String queuePause;
     private final String queueResume;
     private final String queuePaused;
-    private final String listRunning;
-    private final String listDead;
-    private final String deadErrorGroups;
-    private final String deadErrorGroupsOfQueue;
-    private final String find;
-    private final String finishedPerMinute;
     private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
     private final String cancelDead;
     private final String databaseNow;
+    private final JobReads reads;
     private final BreakerStore breakers;
     private final FairnessStore fairness;
     private final WorkerStore workers;
@@ -169,21 +156,19 @@ public final class JobStore {
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
         this.tableCheck = JobSql.render(JobSql.JOB_TABLE_CHECK, schema);
-        this.queueDepth = JobSql.render(JobSql.QUEUE_DEPTH, schema);
         this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
         this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
         this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
-        this.listRunning = JobSql.render(JobSql.JOB_LIST_RUNNING, schema);
-        this.listDead = JobSql.render(JobSql.JOB_LIST_DEAD, schema);
-        this.deadErrorGroups = JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema);
-        this.deadErrorGroupsOfQueue = JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema);
-        this.find = JobSql.render(JobSql.JOB_FIND, schema);
-        this.finishedPerMinute = JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema);
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
         this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
         this.databaseNow = JobSql.render(JobSql.DATABASE_NOW, schema);
+        this.reads = new JobReads(timed, JobSql.render(JobSql.QUEUE_DEPTH, schema),
+                JobSql.render(JobSql.JOB_LIST_RUNNING, schema), JobSql.render(JobSql.JOB_LIST_DEAD, schema),
+                JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
+                JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema), JobSql.render(JobSql.JOB_FIND, schema),
+                JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema));
         this.breakers = new BreakerStore(timed, schema);
         this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
@@ -597,25 +582,7 @@ public final class JobStore {
 
     /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
     public List<QueueDepth> queueDepth() {
-        Map<String, long[]> counts = new TreeMap<>();
-        Map<String, Double> lags = new HashMap<>();
-        timed.query(queueDepth, (RowCallbackHandler) rs -> {
-            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[5]);
-            switch (rs.getString("status")) {
-                case "pending" -> {
-                    byStatus[0] = rs.getLong("jobs");
-                    byStatus[1] = rs.getLong("due");
-                    lags.put(rs.getString("queue"), rs.getDouble("lag_seconds"));
-                }
-                case "scheduled" -> byStatus[2] = rs.getLong("jobs");
-                case "running" -> byStatus[3] = rs.getLong("jobs");
-                default -> byStatus[4] = rs.getLong("jobs");
-            }
-        });
-        List<QueueDepth> depths = new ArrayList<>(counts.size());
-        counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
-                byStatus[3], byStatus[4], seconds(lags.getOrDefault(queue, 0.0)))));
-        return depths;
+        return reads.queueDepth();
     }
 
     /** Pauses {@code queue} on every node sharing the database. */
@@ -635,45 +602,27 @@ public final class JobStore {
 
     /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
     public List<JobSummary> listRunning(String queue, int limit) {
-        return timed.query(listRunning, JOB_SUMMARY, queue, queue, limit);
+        return reads.listRunning(queue, limit);
     }
 
     /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
     public List<JobSummary> listDead(String queue, String errorText, int limit) {
-        return timed.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
+        return reads.listDead(queue, errorText, limit);
     }
 
     /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
     public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
-        RowMapper<DeadErrorGroup> group = (rs, row) -> new DeadErrorGroup(rs.getString("queue"),
-                rs.getString("error"), rs.getLong("jobs"), instant(rs, "last_died_at"),
-                List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example"));
-        return queue == null
-                ? timed.query(deadErrorGroups, group, QueueAdmin.DEAD_GROUP_SAMPLE, limit)
-                : timed.query(deadErrorGroupsOfQueue, group, queue, queue, queue, QueueAdmin.DEAD_GROUP_SAMPLE, limit);
+        return reads.deadErrorGroups(queue, limit);
     }
 
     /** One job's whole row, or empty. */
     public Optional<JobDetail> find(long id) {
-        return timed.query(find, (rs, row) -> new JobDetail(rs.getLong("id"), rs.getString("queue"),
-                JobStatus.fromColumn(rs.getString("status")), rs.getString("partition_key"),
-                emptyAsNull(rs.getString("fairness_key")), rs.getString("idempotency_key"), rs.getInt("priority"),
-                rs.getString("payload"), rs.getString("headers"), instant(rs, "run_at"), rs.getInt("attempts"),
-                rs.getInt("max_attempts"), rs.getInt("lease_expiries"), rs.getString("last_error"),
-                instant(rs, "last_error_at"), rs.getString("step"), rs.getString("claimed_by"),
-                instant(rs, "lease_expires_at"), instant(rs, "created_at"), instant(rs, "started_at"),
-                instant(rs, "finished_at"), instant(rs, "updated_at")), id).stream().findFirst();
+        return reads.find(id);
     }
 
     /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */
     public List<FinishedPerMinute> finishedPerMinute(Instant since) {
-        return timed.query(finishedPerMinute, (rs, row) -> new FinishedPerMinute(rs.getString("queue"),
-                instant(rs, "minute"), rs.getLong("completed"), rs.getLong("dead")),
-                OffsetDateTime.ofInstant(since, ZoneOffset.UTC));
-    }
-
-    private static String emptyAsNull(String value) {
-        return value == null || value.isEmpty() ? null : value;
+        return reads.finishedPerMinute(since);
     }
 
     /**
@@ -760,10 +709,6 @@ public final class JobStore {
         Map<HeldJob, JobStatus> statuses = new HashMap<>();
         rows.forEach(row -> statuses.put(row.run(), row.status()));
         return statuses;
-    }
-
-    private static Duration seconds(double seconds) {
-        return Duration.ofMillis(Math.round(seconds * 1000));
     }
 
     /** A timestamptz column as an Instant, or null; the stores of this package read time this way. */

@@ -842,6 +842,66 @@ final class WriteOnceSql {
             """;
 
     /**
+     * Jobs per queue in each live home, read from the homes themselves: ready (with how many are
+     * due and the oldest due time, through the two claim indexes), scheduled, running (each claim's
+     * positions neither settled nor dropped, counted from its bits) and dead; the rows
+     * {@link JobSql#QUEUE_DEPTH} returns.
+     */
+    static final String QUEUE_DEPTH = """
+            SELECT queue, 'pending' AS status, sum(jobs) AS jobs, sum(due) AS due,
+                   coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
+            FROM (SELECT queue, count(*) AS jobs, count(*) FILTER (WHERE run_at <= now()) AS due,
+                         min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
+                  FROM {ready} AS ready WHERE {ready_unkeyed} GROUP BY queue
+                  UNION ALL
+                  SELECT queue, count(*), count(*) FILTER (WHERE run_at <= now()),
+                         min(run_at) FILTER (WHERE run_at <= now())
+                  FROM {ready} AS ready WHERE {ready_keyed} GROUP BY queue) AS pending
+            GROUP BY queue
+            UNION ALL
+            SELECT queue, 'scheduled', count(*), 0, 0 FROM {scheduled} GROUP BY queue
+            UNION ALL
+            SELECT queue, 'running', sum(length(settled) - bit_count(settled | dropped)), 0, 0
+            FROM {claim} GROUP BY queue
+            UNION ALL
+            SELECT queue, 'dead', count(*), 0, 0 FROM {dead} GROUP BY queue
+            """;
+
+    /** One job through the {@code workrow_job} view: its id is pushed into every home's arm. */
+    static final String JOB_FIND = """
+            SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
+                   headers::text AS headers, run_at, attempts, max_attempts, lease_expiries, last_error,
+                   last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at,
+                   NULL::timestamptz AS updated_at
+            FROM {job}
+            WHERE id = ?
+            """;
+
+    /**
+     * Jobs finished per queue and minute: completions from the outcome log (only the days the
+     * range reaches, each through its BRIN), deaths from workrow_dead (a job that died of an
+     * expired lease has an {@code expired} outcome, and a retried one is no longer dead, as in
+     * today's count).
+     */
+    static final String JOB_FINISHED_PER_MINUTE = """
+            WITH since AS (
+                SELECT date_trunc('minute', greatest(?::timestamptz, now() - interval '1 day'), 'UTC') AS at
+            )
+            SELECT queue, minute, sum(completed) AS completed, sum(dead) AS dead
+            FROM (SELECT queue, date_trunc('minute', finished_at, 'UTC') AS minute, count(*) AS completed, 0 AS dead
+                  FROM {outcome}
+                  WHERE status = 'completed' AND finished_at >= (SELECT at FROM since)
+                  GROUP BY 1, 2
+                  UNION ALL
+                  SELECT queue, date_trunc('minute', finished_at, 'UTC'), 0, count(*)
+                  FROM {dead}
+                  WHERE finished_at >= (SELECT at FROM since)
+                  GROUP BY 1, 2) AS finished
+            GROUP BY queue, minute
+            ORDER BY minute, queue
+            """;
+
+    /**
      * Creates the outcome log's partitions of the next {@code ?} days from the database's today
      * (UTC), moving rows of such a day out of the default partition first; returns the days created.
      */

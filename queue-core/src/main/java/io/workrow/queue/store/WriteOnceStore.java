@@ -53,6 +53,7 @@ public final class WriteOnceStore {
     private final String cancelDead;
     private final String saveStep;
     private final String extendLease;
+    private final JobReads reads;
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
@@ -85,6 +86,13 @@ public final class WriteOnceStore {
         this.cancelDead = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL_DEAD, schema);
         this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
         this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
+        // the lists and dead groups read the workrow_job view with today's statements
+        this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
+                WriteOnceSql.render(JobSql.JOB_LIST_RUNNING, schema), WriteOnceSql.render(JobSql.JOB_LIST_DEAD, schema),
+                WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
+                WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema),
+                WriteOnceSql.render(WriteOnceSql.JOB_FIND, schema),
+                WriteOnceSql.render(WriteOnceSql.JOB_FINISHED_PER_MINUTE, schema));
         this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
@@ -400,5 +408,35 @@ public final class WriteOnceStore {
     /** Extends the lease of a running job's claim to at least {@code lease} from now; false when the position is closed. */
     public boolean extendLease(ClaimedPosition job, Duration lease) {
         return timed.update(extendLease, lease.toMillis(), job.token(), job.position(), job.position()) == 1;
+    }
+
+    /** Jobs per queue in each live home, with each queue's lag. */
+    public List<QueueDepth> queueDepth() {
+        return reads.queueDepth();
+    }
+
+    /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
+    public List<io.workrow.queue.JobSummary> listRunning(String queue, int limit) {
+        return reads.listRunning(queue, limit);
+    }
+
+    /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
+    public List<io.workrow.queue.JobSummary> listDead(String queue, String errorText, int limit) {
+        return reads.listDead(queue, errorText, limit);
+    }
+
+    /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
+    public List<io.workrow.queue.DeadErrorGroup> deadErrorGroups(String queue, int limit) {
+        return reads.deadErrorGroups(queue, limit);
+    }
+
+    /** One job as the {@code workrow_job} view shows it, or empty. */
+    public java.util.Optional<io.workrow.queue.JobDetail> find(long id) {
+        return reads.find(id);
+    }
+
+    /** Jobs completed and died per queue and minute from the minute of {@code since} (at most a day back). */
+    public List<io.workrow.queue.FinishedPerMinute> finishedPerMinute(java.time.Instant since) {
+        return reads.finishedPerMinute(since);
     }
 }

@@ -631,4 +631,26 @@ class WriteOnceStoreTests {
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_step", Integer.class))
                 .as("a completion clears the step").isZero();
     }
+
+    @Test
+    void theReadsSeeEveryHome() {
+        List<Long> ids = enqueue("mail", 4);
+        store.insertMany(List.of(new NewJob("mail", null, 0, 0, null, "{}", "{}", null, 3_600_000, 3)));
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 3, LEASE, false);
+        store.endMany(List.of(PositionEnd.completed(claimed.get(0)), PositionEnd.discarded(claimed.get(1), "poison: x")));
+
+        QueueDepth depth = store.queueDepth().get(0);
+        assertThat(List.of(depth.pending(), depth.due(), depth.scheduled(), depth.running(), depth.dead()))
+                .containsExactly(1L, 1L, 1L, 1L, 1L);
+        assertThat(store.listRunning("mail", 10)).extracting(io.workrow.queue.JobSummary::id)
+                .containsExactly(ids.get(2));
+        assertThat(store.listDead(null, "poison", 10)).extracting(io.workrow.queue.JobSummary::id)
+                .containsExactly(ids.get(1));
+        assertThat(store.deadErrorGroups("mail", 10)).extracting(io.workrow.queue.DeadErrorGroup::error)
+                .containsExactly("poison");
+        assertThat(store.find(ids.get(0)).orElseThrow().status()).isEqualTo(JobStatus.COMPLETED);
+        assertThat(store.find(ids.get(2)).orElseThrow().claimedBy()).isEqualTo("node-a");
+        assertThat(store.finishedPerMinute(java.time.Instant.now().minusSeconds(120)))
+                .extracting(minute -> minute.completed() + "/" + minute.dead()).containsExactly("1/1");
+    }
 }

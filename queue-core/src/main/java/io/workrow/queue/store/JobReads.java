@@ -1,0 +1,124 @@
+package io.workrow.queue.store;
+
+import static io.workrow.queue.store.JobStore.instant;
+
+import io.workrow.queue.DeadErrorGroup;
+import io.workrow.queue.FinishedPerMinute;
+import io.workrow.queue.JobDetail;
+import io.workrow.queue.JobStatus;
+import io.workrow.queue.JobSummary;
+import io.workrow.queue.QueueAdmin;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * What operators, gauges and the dashboard read about jobs: depth per queue, running and dead
+ * lists, dead jobs grouped by error, one job's detail, finished per minute. The statements are
+ * each layout's own (today's {@link JobSql}, the write-once layout's {@link WriteOnceSql}); the
+ * rows they return, and so what is made of them here, are the same.
+ */
+final class JobReads {
+
+    private static final RowMapper<JobSummary> JOB_SUMMARY = (rs, row) -> new JobSummary(rs.getLong("id"),
+            rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")), rs.getInt("attempts"),
+            rs.getInt("max_attempts"), rs.getString("claimed_by"), instant(rs, "lease_expires_at"),
+            instant(rs, "run_at"), rs.getString("last_error"), instant(rs, "last_error_at"),
+            instant(rs, "created_at"), rs.getInt("lease_expiries"));
+
+    private final JdbcTemplate timed;
+    private final String queueDepth;
+    private final String listRunning;
+    private final String listDead;
+    private final String deadErrorGroups;
+    private final String deadErrorGroupsOfQueue;
+    private final String find;
+    private final String finishedPerMinute;
+
+    JobReads(JdbcTemplate timed, String queueDepth, String listRunning, String listDead, String deadErrorGroups,
+            String deadErrorGroupsOfQueue, String find, String finishedPerMinute) {
+        this.timed = timed;
+        this.queueDepth = queueDepth;
+        this.listRunning = listRunning;
+        this.listDead = listDead;
+        this.deadErrorGroups = deadErrorGroups;
+        this.deadErrorGroupsOfQueue = deadErrorGroupsOfQueue;
+        this.find = find;
+        this.finishedPerMinute = finishedPerMinute;
+    }
+
+    /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
+    public List<QueueDepth> queueDepth() {
+        Map<String, long[]> counts = new TreeMap<>();
+        Map<String, Double> lags = new HashMap<>();
+        timed.query(queueDepth, (RowCallbackHandler) rs -> {
+            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[5]);
+            switch (rs.getString("status")) {
+                case "pending" -> {
+                    byStatus[0] = rs.getLong("jobs");
+                    byStatus[1] = rs.getLong("due");
+                    lags.put(rs.getString("queue"), rs.getDouble("lag_seconds"));
+                }
+                case "scheduled" -> byStatus[2] = rs.getLong("jobs");
+                case "running" -> byStatus[3] = rs.getLong("jobs");
+                default -> byStatus[4] = rs.getLong("jobs");
+            }
+        });
+        List<QueueDepth> depths = new ArrayList<>(counts.size());
+        counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
+                byStatus[3], byStatus[4], seconds(lags.getOrDefault(queue, 0.0)))));
+        return depths;
+    }
+    /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
+    public List<JobSummary> listRunning(String queue, int limit) {
+        return timed.query(listRunning, JOB_SUMMARY, queue, queue, limit);
+    }
+    /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
+    public List<JobSummary> listDead(String queue, String errorText, int limit) {
+        return timed.query(listDead, JOB_SUMMARY, queue, queue, errorText, errorText, limit);
+    }
+    /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
+    public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
+        RowMapper<DeadErrorGroup> group = (rs, row) -> new DeadErrorGroup(rs.getString("queue"),
+                rs.getString("error"), rs.getLong("jobs"), instant(rs, "last_died_at"),
+                List.of((Long[]) rs.getArray("newest_ids").getArray()), rs.getString("example"));
+        return queue == null
+                ? timed.query(deadErrorGroups, group, QueueAdmin.DEAD_GROUP_SAMPLE, limit)
+                : timed.query(deadErrorGroupsOfQueue, group, queue, queue, queue, QueueAdmin.DEAD_GROUP_SAMPLE, limit);
+    }
+    /** One job's whole row, or empty. */
+    public Optional<JobDetail> find(long id) {
+        return timed.query(find, (rs, row) -> new JobDetail(rs.getLong("id"), rs.getString("queue"),
+                JobStatus.fromColumn(rs.getString("status")), rs.getString("partition_key"),
+                emptyAsNull(rs.getString("fairness_key")), rs.getString("idempotency_key"), rs.getInt("priority"),
+                rs.getString("payload"), rs.getString("headers"), instant(rs, "run_at"), rs.getInt("attempts"),
+                rs.getInt("max_attempts"), rs.getInt("lease_expiries"), rs.getString("last_error"),
+                instant(rs, "last_error_at"), rs.getString("step"), rs.getString("claimed_by"),
+                instant(rs, "lease_expires_at"), instant(rs, "created_at"), instant(rs, "started_at"),
+                instant(rs, "finished_at"), instant(rs, "updated_at")), id).stream().findFirst();
+    }
+    /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */
+    public List<FinishedPerMinute> finishedPerMinute(Instant since) {
+        return timed.query(finishedPerMinute, (rs, row) -> new FinishedPerMinute(rs.getString("queue"),
+                instant(rs, "minute"), rs.getLong("completed"), rs.getLong("dead")),
+                OffsetDateTime.ofInstant(since, ZoneOffset.UTC));
+    }
+
+    private static String emptyAsNull(String value) {
+        return value == null || value.isEmpty() ? null : value;
+    }
+
+    private static Duration seconds(double seconds) {
+        return Duration.ofMillis(Math.round(seconds * 1000));
+    }
+}
