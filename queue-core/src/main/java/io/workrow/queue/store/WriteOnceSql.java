@@ -939,6 +939,15 @@ final class WriteOnceSql {
             DROP TABLE {schema}.{day}
             """;
 
+    /**
+     * Creates the next range partition of the job data when less than half of the newest is left
+     * ({@code workrow_extend_job_data}, V13), at least {@code ?} ids large; the partition created
+     * or NULL.
+     */
+    static final String JOB_DATA_EXTEND = """
+            SELECT {schema}.workrow_extend_job_data(?)
+            """;
+
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";

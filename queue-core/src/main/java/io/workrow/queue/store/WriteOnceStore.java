@@ -54,6 +54,7 @@ public final class WriteOnceStore {
     private final String saveStep;
     private final String extendLease;
     private final JobReads reads;
+    private final String jobDataExtend;
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
@@ -86,6 +87,7 @@ public final class WriteOnceStore {
         this.cancelDead = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL_DEAD, schema);
         this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
         this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
+        this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
         // the lists and dead groups read the workrow_job view with today's statements
         this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
                 WriteOnceSql.render(JobSql.JOB_LIST_RUNNING, schema), WriteOnceSql.render(JobSql.JOB_LIST_DEAD, schema),
@@ -438,5 +440,13 @@ public final class WriteOnceStore {
     /** Jobs completed and died per queue and minute from the minute of {@code since} (at most a day back). */
     public List<io.workrow.queue.FinishedPerMinute> finishedPerMinute(java.time.Instant since) {
         return reads.finishedPerMinute(since);
+    }
+
+    /**
+     * Keeps the job data's id ranges ahead of the ids: creates the next partition (at least
+     * {@code minSize} ids) once less than half of the newest is left. Returns its name, or empty.
+     */
+    public java.util.Optional<String> extendJobData(long minSize) {
+        return java.util.Optional.ofNullable(timed.queryForObject(jobDataExtend, String.class, minSize));
     }
 }

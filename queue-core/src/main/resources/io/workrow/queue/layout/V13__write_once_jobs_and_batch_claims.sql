@@ -259,6 +259,47 @@ $$;
 ALTER TABLE workrow_job_data ALTER COLUMN id SET DEFAULT nextval('workrow_job_id_seq');
 ALTER SEQUENCE workrow_job_id_seq OWNED BY workrow_job_data.id;
 
+-- Keeps a range partition of workrow_job_data ahead of the ids: when less than half of the
+-- newest range is left unused, creates the next one, as large as that range (at least min_size
+-- ids), moving into it first any job that already landed in the default partition. Returns the
+-- partition created, or NULL when none was needed. Maintenance calls it; jobs never wait on it
+-- (the default partition takes ids beyond every range meanwhile).
+CREATE FUNCTION workrow_extend_job_data(min_size bigint) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS
+$$
+DECLARE
+    low    bigint;
+    high   bigint;
+    used   bigint;
+    size   bigint;
+    name   text;
+BEGIN
+    SELECT bounds[1]::bigint, bounds[2]::bigint INTO low, high
+    FROM (SELECT regexp_match(pg_get_expr(child.relpartbound, child.oid), 'FROM \(''(-?\d+)''\) TO \(''(-?\d+)''\)')
+                 AS bounds
+          FROM pg_inherits
+          JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
+          WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass) AS ranges
+    WHERE bounds IS NOT NULL
+    ORDER BY bounds[2]::bigint DESC
+    LIMIT 1;
+    SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO used FROM workrow_job_id_seq;
+    IF high IS NOT NULL AND high - used > (high - low) / 2 THEN
+        RETURN NULL;
+    END IF;
+    size := greatest(coalesce(high - low, 0), min_size);
+    low := coalesce(high, used + 1);
+    name := 'workrow_job_data_' || low;
+    EXECUTE format('CREATE TABLE %I (LIKE workrow_job_data INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
+    EXECUTE format('WITH moved AS (DELETE FROM workrow_job_data_default WHERE id >= $1 AND id < $2 RETURNING *)'
+                   ' INSERT INTO %I SELECT * FROM moved', name) USING low, low + size;
+    EXECUTE format('ALTER TABLE workrow_job_data ATTACH PARTITION %I FOR VALUES FROM (%s) TO (%s)',
+                   name, low, low + size);
+    RETURN name;
+END;
+$$;
+
 -- 4. Indexes of the homes, built after the moves.
 
 -- The claims' indexes, as the old table's pending-only ones (docs/storage-layout.md, "Indexes").

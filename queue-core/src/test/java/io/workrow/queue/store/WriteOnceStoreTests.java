@@ -653,4 +653,28 @@ class WriteOnceStoreTests {
         assertThat(store.finishedPerMinute(java.time.Instant.now().minusSeconds(120)))
                 .extracting(minute -> minute.completed() + "/" + minute.dead()).containsExactly("1/1");
     }
+
+    @Test
+    void theJobDataGrowsByRangePartitionsAheadOfTheIds() {
+        String top = database.jdbc().queryForObject("""
+                SELECT max(split_part(relname, '_', 4)::bigint) FROM pg_class
+                WHERE relname ~ '^workrow_job_data_[0-9]+$'
+                """, String.class);
+        long high = database.jdbc().queryForObject("""
+                SELECT max((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''(\\d+)''\\)'))[1]::bigint)
+                FROM pg_inherits JOIN pg_class AS c ON c.oid = pg_inherits.inhrelid
+                WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass
+                """, Long.class);
+        assertThat(store.extendJobData(1000)).as("the newest range (from %s) is not half used", top).isEmpty();
+        database.jdbc().queryForObject("SELECT setval('workrow_job_id_seq', ?)", Long.class, high + 5);
+        long beyond = enqueue("mail", 1).get(0);
+        assertThat(database.jdbc().queryForObject("SELECT tableoid::regclass::text FROM workrow_job_data WHERE id = ?",
+                String.class, beyond)).as("maintenance fell behind").isEqualTo("workrow_job_data_default");
+
+        assertThat(store.extendJobData(1000)).contains("workrow_job_data_" + high);
+        assertThat(database.jdbc().queryForObject("SELECT tableoid::regclass::text FROM workrow_job_data WHERE id = ?",
+                String.class, beyond)).as("moved out of the default").isEqualTo("workrow_job_data_" + high);
+        assertThat(store.extendJobData(1000)).isEmpty();
+        assertOneHomeEach();
+    }
 }
