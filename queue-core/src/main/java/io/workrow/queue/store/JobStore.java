@@ -60,7 +60,7 @@ public final class JobStore {
             instant(rs, "run_at"));
 
     /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
-    static final int MAX_ORDERED_WALK = 4096;
+    private static final int MAX_ORDERED_WALK = 4096;
 
     /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
     static final int DEAD_JOBS_BATCH = 5_000;
@@ -349,16 +349,7 @@ public final class JobStore {
      */
     public List<ClaimedJob> claimOrdered(String queue, String workerId, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = new HashMap<>();
-        values.put("queue", queue);
-        values.put("worker", workerId);
-        values.put("limit", limit);
-        values.put("lease_ms", lease.toMillis());
-        values.put("probes", probes);
-        values.put("buckets", buckets);
-        values.put("skip_failed", skipFailed);
-        // Enough claim-order rows to find a batch of heads among the owned share of the buckets.
-        values.put("walk", (int) Math.min(MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        Map<String, Object> values = orderedClaim(queue, workerId, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
                 return timed.query(claimOrdered.bind(values), CLAIMED_JOB);
@@ -398,6 +389,22 @@ public final class JobStore {
         Map<String, Object> values = fairClaim(queue, workerId, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimSpaced.bind(values), CLAIMED_JOB);
+    }
+
+    /** The named parameters of an ordered claim, in either layout. */
+    static Map<String, Object> orderedClaim(String queue, String workerId, int limit, Duration lease, boolean probes,
+            int[] buckets, boolean skipFailed) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        values.put("buckets", buckets);
+        values.put("skip_failed", skipFailed);
+        // Enough claim-order rows to find a batch of heads among the owned share of the buckets.
+        values.put("walk", (int) Math.min(MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        return values;
     }
 
     static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,

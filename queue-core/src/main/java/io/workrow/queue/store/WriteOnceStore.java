@@ -169,15 +169,7 @@ public final class WriteOnceStore {
      */
     public List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = new HashMap<>();
-        values.put("queue", queue);
-        values.put("worker", worker);
-        values.put("limit", limit);
-        values.put("lease_ms", lease.toMillis());
-        values.put("probes", probes);
-        values.put("buckets", buckets);
-        values.put("skip_failed", skipFailed);
-        values.put("walk", (int) Math.min(JobStore.MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        Map<String, Object> values = JobStore.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
                 return timed.query(claimOrdered.bind(values), CLAIMED);
@@ -389,14 +381,14 @@ public final class WriteOnceStore {
      * call, in batches; returns how many.
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
-        java.sql.Timestamp cutoff = timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        java.sql.Timestamp cutoff = databaseNow();
         return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(retryDead, ids, cutoff, limit, queue, queue,
                 errorText, errorText, errorKind, errorKind), (rs, row) -> rs.getInt("retried")).get(0));
     }
 
     /** Cancels dead jobs of {@code queue} matching the ids and error kind ({@code null}: any); returns how many. */
     public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
-        java.sql.Timestamp cutoff = timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+        java.sql.Timestamp cutoff = databaseNow();
         return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(cancelDead, ids, cutoff, limit, queue,
                 errorKind, errorKind), (rs, row) -> rs.getInt("cancelled")).get(0));
     }
@@ -448,5 +440,10 @@ public final class WriteOnceStore {
      */
     public java.util.Optional<String> extendJobData(long minSize) {
         return java.util.Optional.ofNullable(timed.queryForObject(jobDataExtend, String.class, minSize));
+    }
+
+    /** The database's time: where a batched operator write takes its cutoff. */
+    private java.sql.Timestamp databaseNow() {
+        return timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
     }
 }

@@ -88,6 +88,32 @@ class WriteOnceStoreTests {
         return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
     }
 
+    /** A worker thread's loop; {@code worker} is its name. */
+    @FunctionalInterface
+    private interface WorkerLoop {
+        void run(String worker) throws Exception;
+    }
+
+    /** Runs {@code count} workers at once ("node-0", "node-1", ...) and waits for all, failing with the first failure. */
+    private static void workersAtOnce(int count, WorkerLoop loop) throws Exception {
+        ExecutorService workers = Executors.newFixedThreadPool(count);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int w = 0; w < count; w++) {
+                String worker = "node-" + w;
+                done.add(workers.submit(() -> {
+                    loop.run(worker);
+                    return null;
+                }));
+            }
+            for (Future<?> future : done) {
+                future.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
     @Test
     void aBatchIsClaimedUnderOneClaimRowAndEachEndMovesItsJobToItsNextHome() {
         List<Long> ids = enqueue("mail", 4);
@@ -279,37 +305,23 @@ class WriteOnceStoreTests {
     void concurrentWorkersCompleteEveryJobExactlyOnce() throws Exception {
         int jobs = 3000;
         List<Long> ids = enqueue("bulk", jobs);
-        ExecutorService workers = Executors.newFixedThreadPool(4);
         Set<Long> ran = ConcurrentHashMap.newKeySet();
         List<Long> twice = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int w = 0; w < 4; w++) {
-                String worker = "node-" + w;
-                done.add(workers.submit(() -> {
-                    List<ClaimedPosition> batch;
-                    while (!(batch = store.claim("bulk", worker, 50, LEASE, false)).isEmpty()) {
-                        for (ClaimedPosition job : batch) {
-                            if (!ran.add(job.id())) {
-                                twice.add(job.id());
-                            }
-                        }
-                        // ends arrive in two flushes, as the result writer sends them
-                        int half = batch.size() / 2;
-                        List<PositionEnd> ends = batch.stream().map(PositionEnd::completed).toList();
-                        assertThat(store.endMany(ends.subList(0, half)).values()).allMatch(EndResult::counted);
-                        assertThat(store.endMany(ends.subList(half, ends.size())).values())
-                                .allMatch(EndResult::counted);
+        workersAtOnce(4, worker -> {
+            List<ClaimedPosition> batch;
+            while (!(batch = store.claim("bulk", worker, 50, LEASE, false)).isEmpty()) {
+                for (ClaimedPosition job : batch) {
+                    if (!ran.add(job.id())) {
+                        twice.add(job.id());
                     }
-                    return null;
-                }));
+                }
+                // ends arrive in two flushes, as the result writer sends them
+                int half = batch.size() / 2;
+                List<PositionEnd> ends = batch.stream().map(PositionEnd::completed).toList();
+                assertThat(store.endMany(ends.subList(0, half)).values()).allMatch(EndResult::counted);
+                assertThat(store.endMany(ends.subList(half, ends.size())).values()).allMatch(EndResult::counted);
             }
-            for (Future<?> future : done) {
-                future.get(120, TimeUnit.SECONDS);
-            }
-        } finally {
-            workers.shutdownNow();
-        }
+        });
         assertThat(twice).isEmpty();
         assertThat(ran).containsExactlyInAnyOrderElementsOf(ids);
         assertThat(database.jdbc().queryForObject(
@@ -482,43 +494,29 @@ class WriteOnceStoreTests {
         Map<String, String> running = new ConcurrentHashMap<>();
         Map<String, List<Long>> order = new ConcurrentHashMap<>();
         List<String> violations = new java.util.concurrent.CopyOnWriteArrayList<>();
-        ExecutorService workers = Executors.newFixedThreadPool(4);
-        try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int w = 0; w < 4; w++) {
-                String worker = "node-" + w;
-                done.add(workers.submit(() -> {
-                    long idleSince = System.nanoTime();
-                    while (System.nanoTime() - idleSince < TimeUnit.SECONDS.toNanos(3)) {
-                        List<ClaimedPosition> batch =
-                                store.claimOrdered("orders", worker, 5, LEASE, false, ALL_BUCKETS, false);
-                        if (batch.isEmpty()) {
-                            Thread.sleep(1);
-                            continue;
-                        }
-                        idleSince = System.nanoTime();
-                        for (ClaimedPosition job : batch) {
-                            if (running.putIfAbsent(job.partitionKey(), worker) != null) {
-                                violations.add(job.partitionKey() + " given to " + worker + " while running");
-                            }
-                            order.computeIfAbsent(job.partitionKey(), key -> new java.util.concurrent.CopyOnWriteArrayList<>())
-                                    .add(job.id());
-                        }
-                        // the key is let go here before the end commits, so a claim that sees it free
-                        // after the commit is never reported as a violation
-                        batch.forEach(job -> running.remove(job.partitionKey()));
-                        assertThat(store.endMany(batch.stream().map(PositionEnd::completed).toList()).values())
-                                .allMatch(EndResult::counted);
+        workersAtOnce(4, worker -> {
+            long idleSince = System.nanoTime();
+            while (System.nanoTime() - idleSince < TimeUnit.SECONDS.toNanos(3)) {
+                List<ClaimedPosition> batch = store.claimOrdered("orders", worker, 5, LEASE, false, ALL_BUCKETS, false);
+                if (batch.isEmpty()) {
+                    Thread.sleep(1);
+                    continue;
+                }
+                idleSince = System.nanoTime();
+                for (ClaimedPosition job : batch) {
+                    if (running.putIfAbsent(job.partitionKey(), worker) != null) {
+                        violations.add(job.partitionKey() + " given to " + worker + " while running");
                     }
-                    return null;
-                }));
+                    order.computeIfAbsent(job.partitionKey(), key -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                            .add(job.id());
+                }
+                // the key is let go here before the end commits, so a claim that sees it free
+                // after the commit is never reported as a violation
+                batch.forEach(job -> running.remove(job.partitionKey()));
+                assertThat(store.endMany(batch.stream().map(PositionEnd::completed).toList()).values())
+                        .allMatch(EndResult::counted);
             }
-            for (Future<?> future : done) {
-                future.get(120, TimeUnit.SECONDS);
-            }
-        } finally {
-            workers.shutdownNow();
-        }
+        });
         assertThat(violations).isEmpty();
         assertThat(order).hasSize(keys);
         order.forEach((key, ran) -> assertThat(ran).as("order of %s", key).hasSize(perKey).isSorted());
