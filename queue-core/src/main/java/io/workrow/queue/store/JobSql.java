@@ -302,7 +302,7 @@ final class JobSql {
                 SELECT job.id
                 FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
                 JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()""" + FairClaimParts.QUEUE_OPEN + """
+                WHERE job.status = 'pending' AND job.run_at <= now()""" + StatementParts.QUEUE_OPEN + """
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED
@@ -323,8 +323,8 @@ final class JobSql {
      * start, and each group's latest is written back. Only groups whose first job starts before the
      * horizon (the {@code :pool}-th first start) are read, each only as deep as the horizon.
      */
-    static final String JOB_CLAIM_WEIGHTED = FairClaimParts.FAIR_GROUPS + FairClaimParts.WEIGHTED_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.WEIGHTED_GRANT + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_WEIGHTED = StatementParts.FAIR_GROUPS + StatementParts.WEIGHTED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.WEIGHTED_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
@@ -335,8 +335,8 @@ final class JobSql {
      * beyond what the group's window still allows (another node took the rest meanwhile) stays
      * pending. A claim whose minute is older than the window already counted grants nothing.
      */
-    static final String JOB_CLAIM_BURST = FairClaimParts.FAIR_GROUPS + FairClaimParts.BURST_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.BURST_GRANT + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_BURST = StatementParts.FAIR_GROUPS + StatementParts.BURST_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.BURST_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
@@ -346,8 +346,8 @@ final class JobSql {
      * reached: of two claims that locked jobs of one group at once, the second finds the frontier
      * moved and leaves its job pending. Starts are spaced on the database's {@code now()}.
      */
-    static final String JOB_CLAIM_SPACED = FairClaimParts.FAIR_GROUPS + FairClaimParts.SPACED_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.SPACED_GRANT + start(":worker", ":lease_ms", "NULL");
+    static final String JOB_CLAIM_SPACED = StatementParts.FAIR_GROUPS + StatementParts.SPACED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.SPACED_GRANT + start(":worker", ":lease_ms", "NULL");
 
     /**
      * Completes many jobs in one statement, each fenced by its own token. Rows locked by another
@@ -551,17 +551,7 @@ final class JobSql {
                 ORDER BY job.lease_expires_at
                 LIMIT ?
                 FOR UPDATE OF job SKIP LOCKED
-            ), rule AS (
-                SELECT declared.queue, declared.backoff_initial_ms AS initial_ms,
-                       declared.backoff_multiplier AS multiplier, declared.backoff_max_ms AS max_ms,
-                       declared.backoff_jitter AS jitter, declared.max_lease_expiries
-                FROM {queue_rule} AS declared
-                WHERE declared.queue IN (SELECT queue FROM expired)
-                UNION ALL
-                SELECT *
-                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
-                     AS configured(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
-                WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared WHERE declared.queue = configured.queue)
+            ), rule AS (""" + StatementParts.recoveryRules("expired") + """
             ), counted AS (
                 SELECT expired.id, expired.claimed_by, job.lease_expiries + 1 AS expiries,
                        coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, job.attempts, job.max_attempts,

@@ -532,8 +532,14 @@ public final class JobStore {
      * else {@code fallback}): it waits the rule's backoff before it is due again, or is dead.
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
+        return sweep(timed, sweepExpiredLeases, limit, rules, fallback);
+    }
+
+    /** Runs a sweep statement of either layout: its limit, the configured rules and the fallback rule. */
+    static List<MovedJob> sweep(JdbcTemplate timed, String sql, int limit, List<RecoveryRule> rules,
+            RecoveryRule fallback) {
         return timed.query(connection -> {
-            PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
+            PreparedStatement statement = connection.prepareStatement(sql);
             statement.setInt(1, limit);
             RecoveryRule.bindArrays(statement, 2, rules);
             statement.setInt(8, fallback.maxLeaseExpiries());

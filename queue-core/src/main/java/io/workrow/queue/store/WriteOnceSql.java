@@ -313,7 +313,7 @@ final class WriteOnceSql {
                 SELECT ready.ctid AS row
                 FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
                 JOIN {ready} AS ready ON ready.ctid = candidate.row
-                WHERE ready.run_at <= now()""" + FairClaimParts.QUEUE_OPEN + """
+                WHERE ready.run_at <= now()""" + StatementParts.QUEUE_OPEN + """
                 ORDER BY candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF ready SKIP LOCKED
@@ -321,18 +321,18 @@ final class WriteOnceSql {
 
     /**
      * Claims up to {@code :limit} jobs of a weighted fair queue from the ready rows, by the policy
-     * today's {@link JobSql#JOB_CLAIM_WEIGHTED} states (the same parts, {@link FairClaimParts}).
+     * today's {@link JobSql#JOB_CLAIM_WEIGHTED} states (the same parts, {@link StatementParts}).
      */
-    static final String JOB_CLAIM_WEIGHTED = FairClaimParts.FAIR_GROUPS + FairClaimParts.WEIGHTED_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.WEIGHTED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+    static final String JOB_CLAIM_WEIGHTED = StatementParts.FAIR_GROUPS + StatementParts.WEIGHTED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.WEIGHTED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
 
     /** A burst fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_BURST}'s policy). */
-    static final String JOB_CLAIM_BURST = FairClaimParts.FAIR_GROUPS + FairClaimParts.BURST_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.BURST_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+    static final String JOB_CLAIM_BURST = StatementParts.FAIR_GROUPS + StatementParts.BURST_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.BURST_GRANT + claimAndReturn(":worker", ":lease_ms", false);
 
     /** A spaced fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_SPACED}'s policy). */
-    static final String JOB_CLAIM_SPACED = FairClaimParts.FAIR_GROUPS + FairClaimParts.SPACED_CHOICE
-            + FairClaimParts.FAIR_LOCK + FairClaimParts.SPACED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+    static final String JOB_CLAIM_SPACED = StatementParts.FAIR_GROUPS + StatementParts.SPACED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.SPACED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
 
     /** A key no job runs (on any node) and, unless failed keys are skipped, no older job of which waits to retry. */
     private static String keyFree(String candidate) {
@@ -538,17 +538,7 @@ final class WriteOnceSql {
                 CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries)
                      WITH ORDINALITY AS held(id, attempt, expiries, position)
                 WHERE get_bit(gone.settled, held.position::int - 1) = 0 AND get_bit(gone.dropped, held.position::int - 1) = 0
-            ), rule AS (
-                SELECT declared.queue, declared.backoff_initial_ms AS initial_ms,
-                       declared.backoff_multiplier AS multiplier, declared.backoff_max_ms AS max_ms,
-                       declared.backoff_jitter AS jitter, declared.max_lease_expiries
-                FROM {queue_rule} AS declared
-                WHERE declared.queue IN (SELECT queue FROM open)
-                UNION ALL
-                SELECT *
-                FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
-                     AS configured(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
-                WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared WHERE declared.queue = configured.queue)
+            ), rule AS (""" + StatementParts.recoveryRules("open") + """
             ), counted AS (
                 SELECT open.*, coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, data.max_attempts,
                        data.priority, data.partition_key, data.partition_bucket, data.fairness_key,

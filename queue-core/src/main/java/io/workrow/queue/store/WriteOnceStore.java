@@ -306,20 +306,7 @@ public final class WriteOnceStore {
      * queue's rule ({@code rules}, else {@code fallback}).
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
-        return timed.query(connection -> {
-            PreparedStatement statement = connection.prepareStatement(sweepExpiredLeases);
-            statement.setInt(1, limit);
-            RecoveryRule.bindArrays(statement, 2, rules);
-            statement.setInt(8, fallback.maxLeaseExpiries());
-            statement.setLong(9, fallback.maxMillis());
-            statement.setLong(10, fallback.initialMillis());
-            statement.setDouble(11, fallback.multiplier());
-            statement.setDouble(12, fallback.jitter());
-            return statement;
-        }, (rs, row) -> new MovedJob(
-                rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
-                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner"),
-                rs.getInt("lease_expiries")));
+        return JobStore.sweep(timed, sweepExpiredLeases, limit, rules, fallback);
     }
 
     /**

@@ -1,17 +1,18 @@
 package io.workrow.queue.store;
 
 /**
- * The parts claims are built from that both layouts share, today's ({@link JobSql}) and the
+ * The parts statements are built from that both layouts share, today's ({@link JobSql}) and the
  * write-once layout's ({@link WriteOnceSql}): the queue-open check, the groups of a fair queue, the
- * lock of the jobs a fair claim chose, and each fairness policy's choice and grant. Where jobs wait
+ * lock of the jobs a fair claim chose, each fairness policy's choice and grant, and the sweep's
+ * recovery rules. Where jobs wait
  * is a placeholder each layout's render fills: {@code {waiting}} (the table, aliased {@code job}),
  * {@code {pending}} (what a waiting row of it satisfies) and {@code {lock_match}} (how the lock
  * finds a candidate's row again). Each part's rows carry the row's {@code ctid} ({@code row}) and
  * {@code id}: today's claim takes its jobs by id, the write-once claim by ctid.
  */
-final class FairClaimParts {
+final class StatementParts {
 
-    private FairClaimParts() {
+    private StatementParts() {
     }
 
     /**
@@ -233,4 +234,26 @@ final class FairClaimParts {
             ), due AS (
                 SELECT locked.row, locked.id FROM locked JOIN granted ON granted.fairness_key = locked.fairness_key
             )""";
+
+    /**
+     * The recovery rule of each queue whose jobs the sweep took (the CTE {@code swept}, with a
+     * {@code queue} column): as declared in workrow_queue_rule by the runtimes that work the queue,
+     * else this node's configuration (six arrays bound here: queue, initial ms, multiplier, max ms,
+     * jitter, max lease expiries); queues in neither take the statement's fallback values.
+     */
+    static String recoveryRules(String swept) {
+        return """
+
+                    SELECT declared.queue, declared.backoff_initial_ms AS initial_ms,
+                           declared.backoff_multiplier AS multiplier, declared.backoff_max_ms AS max_ms,
+                           declared.backoff_jitter AS jitter, declared.max_lease_expiries
+                    FROM {queue_rule} AS declared
+                    WHERE declared.queue IN (SELECT queue FROM {swept})
+                    UNION ALL
+                    SELECT *
+                    FROM unnest(?::text[], ?::bigint[], ?::float8[], ?::bigint[], ?::float8[], ?::int[])
+                         AS configured(queue, initial_ms, multiplier, max_ms, jitter, max_lease_expiries)
+                    WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared
+                                      WHERE declared.queue = configured.queue)""".replace("{swept}", swept);
+    }
 }
