@@ -78,11 +78,23 @@ final class WriteOnceSql {
             FROM input
             LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
 
-    /** An end this claim already logged for the job: its own earlier send, whose reply was lost. */
+    /**
+     * An outcome this claim already logged for the job that this very end would have written: its
+     * own earlier send, whose reply was lost. The kind must match: a completion arriving after the
+     * shutdown interrupted the job (logged {@code released}) is a late end to refuse, not a resend.
+     * The sweeper's and a cancel's rows ({@code expired}, {@code cancelled}) match no end but a
+     * let-go, which the sweeper's expiry equals.
+     */
     private static final String ENDED_BEFORE = """
             EXISTS (SELECT 1 FROM {outcome} AS outcome
                            WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
-                             AND outcome.status IN ('completed', 'failed', 'dead', 'released'))""";
+                             AND outcome.status = ANY (CASE input.kind
+                                 WHEN 'completed' THEN ARRAY['completed']
+                                 WHEN 'failed' THEN ARRAY['failed', 'dead']
+                                 WHEN 'discarded' THEN ARRAY['dead']
+                                 WHEN 'released' THEN ARRAY['released']
+                                 WHEN 'interrupted' THEN ARRAY['released', 'dead']
+                                 ELSE ARRAY['expired'] END))""";
 
     private WriteOnceSql() {
     }
@@ -194,24 +206,25 @@ final class WriteOnceSql {
                               ready.expiries, ready.run_at, ready.partition_key
                 ), claim AS (
                     INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
-                                         expiries, run_ats, settled, dropped, has_keys)
+                                         expiries, run_ats, settled, dropped, has_keys, has_steps)
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
                            now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
-                           {has_keys}
+                           {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
                     FROM taken
                     HAVING count(*) > 0
                     RETURNING token
                 ){keys}
-                SELECT claim.token, row_number() OVER (ORDER BY taken.id) AS position, taken.id, taken.queue,
+                SELECT claim.token, taken.position, taken.id, taken.queue,
                        taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
                        data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
-                FROM taken
+                FROM (SELECT taken.*, row_number() OVER (ORDER BY taken.id) AS position FROM taken) AS taken
                 CROSS JOIN claim
                 CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
                                     FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
                 LEFT JOIN {step} AS step ON step.job_id = taken.id
+                ORDER BY taken.position
                 """.replace("{worker}", worker).replace("{lease_ms}", leaseMs)
                 .replace("{has_keys}", ordered ? "bool_or(partition_key IS NOT NULL)" : "false")
                 .replace("{keys}", ordered ? """
@@ -392,7 +405,10 @@ final class WriteOnceSql {
                             WHEN apart AND expiries + 1 >= max_expiries
                             THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
                             WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
-                            WHEN kind = 'released' THEN NULL
+                            WHEN kind = 'released'
+                            THEN (SELECT earlier.error FROM {outcome} AS earlier
+                                  WHERE earlier.job_id = open.id AND earlier.status IN ('failed', 'dead', 'expired')
+                                  ORDER BY earlier.finished_at DESC LIMIT 1)
                             ELSE error END AS message
                 FROM open
             {settle}
@@ -401,7 +417,7 @@ final class WriteOnceSql {
                                        error)
                 SELECT id, attempt, token, queue,
                        CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
-                            WHEN kind = 'released' THEN 'released' ELSE 'failed' END,
+                            WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
                        worker, started_at, clock_timestamp(), message
                 FROM accepted
             ), again AS MATERIALIZED (
@@ -450,7 +466,7 @@ final class WriteOnceSql {
      */
     static final String JOB_COMPLETE_MANY = """
             WITH input AS (
-                SELECT *
+                SELECT *, 'completed'::text AS kind
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[]) AS input(token, position, id, attempt)
             {locked_claims}
             ), accepted AS MATERIALIZED (

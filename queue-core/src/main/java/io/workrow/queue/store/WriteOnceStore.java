@@ -29,8 +29,18 @@ public final class WriteOnceStore {
     /** Classpath location of the migration that creates the write-once layout (V13). */
     public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
 
-    /** How often a cancel looks again for a job that was between homes when it looked. */
-    private static final int CANCEL_LOOKS = 5;
+    /**
+     * How often a cancel looks again for a job that was between homes when it looked (each look a
+     * fresh snapshot; a job is between homes only while a move commits).
+     */
+    private static final int CANCEL_LOOKS = 50;
+
+    /**
+     * How long a partition change waits for the lock on its parent table. A detach or attach
+     * queues behind every transaction that has the table open, and every claim, end and enqueue
+     * queues behind it meanwhile: it gives up quickly instead, and maintenance tries again later.
+     */
+    static final Duration PARTITION_LOCK_TIMEOUT = Duration.ofSeconds(1);
 
     private final JdbcTemplate timed;
     private final String insertMany;
@@ -338,20 +348,60 @@ public final class WriteOnceStore {
 
     /** Creates the outcome log's partitions for today and the {@code days - 1} days after; returns those created. */
     public List<java.time.LocalDate> outcomeDaysAdd(int days) {
-        return timed.query(outcomeDaysAdd, (rs, row) -> rs.getObject("day", java.time.LocalDate.class), days);
+        return underPartitionLock(connection -> {
+            List<java.time.LocalDate> created = new ArrayList<>();
+            try (PreparedStatement statement = connection.prepareStatement(outcomeDaysAdd)) {
+                statement.setInt(1, days);
+                try (java.sql.ResultSet rs = statement.executeQuery()) {
+                    while (rs.next()) {
+                        created.add(rs.getObject("day", java.time.LocalDate.class));
+                    }
+                }
+            }
+            return created;
+        });
+    }
+
+    /**
+     * Runs {@code work} in a transaction of its own whose lock waits give up after
+     * {@link #PARTITION_LOCK_TIMEOUT} (the transaction rolls back and the error is thrown).
+     */
+    private <T> T underPartitionLock(org.springframework.jdbc.core.ConnectionCallback<T> work) {
+        return timed.execute((org.springframework.jdbc.core.ConnectionCallback<T>) connection -> {
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(false);
+            try {
+                try (java.sql.Statement statement = connection.createStatement()) {
+                    statement.execute("SET LOCAL lock_timeout = '" + PARTITION_LOCK_TIMEOUT.toMillis() + "ms'");
+                }
+                T result = work.doInConnection(connection);
+                connection.commit();
+                return result;
+            } catch (java.sql.SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            } finally {
+                connection.setAutoCommit(autoCommit);
+            }
+        });
     }
 
     /**
      * Drops every day of the outcome log that ended longer than {@code retention} ago, whole
      * partitions at a time (no row deleted, no vacuum owed); returns the partitions dropped. Each
      * day is detached in a transaction of its own (the one moment every statement on the log
-     * waits for) and dropped in the next.
+     * waits for, at most {@link #PARTITION_LOCK_TIMEOUT} behind other transactions: a day not
+     * detached now fails this call and is dropped by a later one) and dropped in the next.
      */
     public List<String> outcomeDaysDrop(Duration retention) {
         List<String> days = timed.queryForList(outcomeDaysExpired, String.class, retention.toMillis());
         for (String day : days) {
             String name = SqlIdentifier.of("outcome partition", day).name();
-            timed.execute(outcomeDayDetach.replace("{day}", name));
+            underPartitionLock(connection -> {
+                try (java.sql.Statement statement = connection.createStatement()) {
+                    return statement.execute(outcomeDayDetach.replace("{day}", name));
+                }
+            });
             timed.execute(outcomeDayDrop.replace("{day}", name));
         }
         return days;
@@ -426,7 +476,15 @@ public final class WriteOnceStore {
      * {@code minSize} ids) once less than half of the newest is left. Returns its name, or empty.
      */
     public java.util.Optional<String> extendJobData(long minSize) {
-        return java.util.Optional.ofNullable(timed.queryForObject(jobDataExtend, String.class, minSize));
+        return java.util.Optional.ofNullable(underPartitionLock(connection -> {
+            try (PreparedStatement statement = connection.prepareStatement(jobDataExtend)) {
+                statement.setLong(1, minSize);
+                try (java.sql.ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    return rs.getString(1);
+                }
+            }
+        }));
     }
 
     /** The database's time: where a batched operator write takes its cutoff. */

@@ -186,19 +186,44 @@ SELECT id, queue, attempts, max_attempts, lease_expiries, last_error, last_error
        claimed_by, started_at, coalesce(finished_at, updated_at)
 FROM workrow_job WHERE status = 'dead';
 
+-- The outcomes the old table implies: a finished job's end (its last error kept as the outcome's
+-- error), and the last failure of a job not finished yet, which the log now holds (a running job's
+-- last_error is read from it). History older than 60 days goes into one partition, named for its
+-- last day so that retention drops it like a day, rather than one partition per old day.
+CREATE TEMPORARY TABLE workrow_upgrade_outcome ON COMMIT DROP AS
+SELECT id AS job_id, attempts AS attempt, queue, status, claimed_by AS worker, started_at,
+       coalesce(finished_at, updated_at) AS finished_at, last_error AS error
+FROM workrow_job WHERE status IN ('completed', 'cancelled')
+UNION ALL
+SELECT id, CASE WHEN status = 'running' THEN greatest(attempts - 1, 0) ELSE attempts END, queue, 'failed',
+       claimed_by, NULL, coalesce(last_error_at, updated_at), last_error
+FROM workrow_job WHERE status IN ('scheduled', 'pending', 'running') AND last_error IS NOT NULL;
+
+DO $$
+DECLARE
+    kept_from date := (now() AT TIME ZONE 'UTC')::date - 60;
+BEGIN
+    IF EXISTS (SELECT 1 FROM workrow_upgrade_outcome WHERE finished_at < kept_from::timestamp AT TIME ZONE 'UTC') THEN
+        EXECUTE format('CREATE TABLE %I PARTITION OF workrow_outcome FOR VALUES FROM (MINVALUE) TO (%L)',
+                       'workrow_outcome_' || to_char(kept_from - 1, 'YYYYMMDD'),
+                       kept_from::timestamp AT TIME ZONE 'UTC');
+    END IF;
+END;
+$$;
+
 SELECT workrow_add_outcome_day(day)
-FROM (SELECT DISTINCT (coalesce(finished_at, updated_at) AT TIME ZONE 'UTC')::date AS day
-      FROM workrow_job WHERE status IN ('completed', 'cancelled')
+FROM (SELECT DISTINCT (finished_at AT TIME ZONE 'UTC')::date AS day
+      FROM workrow_upgrade_outcome
+      WHERE finished_at >= ((now() AT TIME ZONE 'UTC')::date - 60)::timestamp AT TIME ZONE 'UTC'
       UNION
       SELECT (now() AT TIME ZONE 'UTC')::date + ahead FROM generate_series(0, 7) AS ahead) AS days;
 
--- A finished job keeps its last error as its outcome's error, as the old row's last_error.
 INSERT INTO workrow_outcome (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at, error)
-SELECT id, attempts, NULL, queue, status, claimed_by, started_at, coalesce(finished_at, updated_at), last_error
-FROM workrow_job WHERE status IN ('completed', 'cancelled');
+SELECT job_id, attempt, NULL, queue, status, worker, started_at, finished_at, error FROM workrow_upgrade_outcome;
 
+-- A dead job keeps its step too: an operator's retry resumes from it, as before.
 INSERT INTO workrow_step (job_id, step)
-SELECT id, step FROM workrow_job WHERE step IS NOT NULL AND status IN ('scheduled', 'pending', 'running');
+SELECT id, step FROM workrow_job WHERE step IS NOT NULL AND status IN ('scheduled', 'pending', 'running', 'dead');
 
 INSERT INTO workrow_job_key (queue, idempotency_key, job_id)
 SELECT queue, idempotency_key, id FROM workrow_job WHERE idempotency_key IS NOT NULL;
@@ -246,9 +271,7 @@ BEGIN
     EXECUTE format('CREATE SEQUENCE workrow_job_id_seq START %s', next_id);
     ALTER TABLE workrow_job RENAME TO workrow_job_data_initial;
     ALTER INDEX workrow_job_pkey RENAME TO workrow_job_data_initial_pkey;
-    -- the check makes the attach skip its scan of the old rows
-    EXECUTE format('ALTER TABLE workrow_job_data_initial ADD CONSTRAINT workrow_job_data_initial_range'
-                   ' CHECK (id < %s)', next_id);
+    -- the attach reads the old rows once to check their ids fall in the range
     EXECUTE format('ALTER TABLE workrow_job_data ATTACH PARTITION workrow_job_data_initial'
                    ' FOR VALUES FROM (MINVALUE) TO (%s)', next_id);
     EXECUTE format('CREATE TABLE %I PARTITION OF workrow_job_data FOR VALUES FROM (%s) TO (%s)',
@@ -372,10 +395,11 @@ WHERE get_bit(claim.settled, held.position::int - 1) = 0 AND get_bit(claim.dropp
 UNION ALL
 SELECT data.id, state.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
        data.payload, data.headers, 'dead', NULL, state.attempts,
-       state.max_attempts, state.last_error, state.last_error_at, NULL, state.claimed_by,
+       state.max_attempts, state.last_error, state.last_error_at, step.step, state.claimed_by,
        NULL, NULL, data.created_at, state.started_at, state.finished_at, state.expiries, data.fairness_key
 FROM workrow_dead AS state
 JOIN workrow_job_data AS data ON data.id = state.id
+LEFT JOIN workrow_step AS step ON step.job_id = state.id
 UNION ALL
 SELECT data.id, outcome.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
        data.payload, data.headers, outcome.status, NULL, outcome.attempt,

@@ -35,7 +35,8 @@ class WriteOnceLayoutUpgradeTests {
     private static final String COLUMNS = """
             id, queue, partition_key, partition_bucket, priority, idempotency_key, payload::text, headers::text,
             status, CASE WHEN status IN ('pending', 'scheduled', 'running') THEN run_at END AS run_at, attempts,
-            max_attempts, last_error, step, claimed_by, lease_expires_at, lease_token, created_at,
+            max_attempts, last_error, CASE WHEN status IN ('pending', 'scheduled', 'running') THEN last_error_at END
+            AS last_error_at, step, claimed_by, lease_expires_at, lease_token, created_at,
             CASE WHEN status NOT IN ('pending', 'scheduled') THEN started_at END AS started_at,
             finished_at, CASE WHEN status IN ('completed', 'cancelled') THEN NULL ELSE lease_expiries END AS expiries,
             fairness_key
@@ -73,12 +74,19 @@ class WriteOnceLayoutUpgradeTests {
         store.failMany(List.of(new JobFailure(retried.id(), retried.leaseToken(), "boom: first", Duration.ZERO, false)));
         store.insertOne(job("dead", null, 0));
         ClaimedJob dead = claimOne(store, "dead");
+        store.saveStep(new HeldJob(dead.id(), dead.leaseToken()), "half-way");
         store.failMany(List.of(new JobFailure(dead.id(), dead.leaseToken(), "poison: bad payload", Duration.ZERO, true)));
         long cancelled = store.insertOne(job("cancelled", null, 0));
         store.cancel("cancelled", cancelled);
         store.insertOne(new NewJob("ordered", "customer-7", 5, 0, null, "{}", "{}", null, 0, 3));
         ClaimedJob ordered = store.claimOrdered("ordered", "node-a", 1, Duration.ofMinutes(5), false,
                 java.util.stream.IntStream.range(0, 1024).toArray(), false).get(0);
+
+        store.insertOne(job("failed-once", null, 0));
+        ClaimedJob failedOnce = claimOne(store, "failed-once");
+        store.failMany(List.of(new JobFailure(failedOnce.id(), failedOnce.leaseToken(), "boom: before", Duration.ZERO,
+                false)));
+        ClaimedJob runningAgain = claimOne(store, "failed-once");
 
         List<Map<String, Object>> before = database.jdbc().queryForList(
                 "SELECT " + COLUMNS + " FROM upgraded.workrow_job ORDER BY id");
@@ -107,9 +115,11 @@ class WriteOnceLayoutUpgradeTests {
                 SELECT 'dead:' || id FROM upgraded.workrow_dead UNION ALL
                 SELECT status || ':' || job_id FROM upgraded.workrow_outcome
                 ORDER BY 1
-                """, String.class)).as("one home per job").containsExactlyInAnyOrder(
+                """, String.class)).as("one home per job, and the failures of jobs not finished in the log")
+                .containsExactlyInAnyOrder(
                 "ready:1", "ready:5", "scheduled:2", "claim:" + running.leaseToken() + ":3",
-                "claim:" + ordered.leaseToken() + ":8", "completed:4", "dead:6", "cancelled:7");
+                "claim:" + ordered.leaseToken() + ":8", "claim:" + runningAgain.leaseToken() + ":9", "completed:4",
+                "dead:6", "cancelled:7", "failed:9", "failed:5");
         assertThat(database.jdbc().queryForList(
                 "SELECT queue || '/' || idempotency_key || '=' || job_id FROM upgraded.workrow_job_key ORDER BY 1",
                 String.class)).as("a key still names its job, so an idempotent enqueue does not run it again")

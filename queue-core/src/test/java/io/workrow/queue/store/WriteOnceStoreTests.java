@@ -82,6 +82,17 @@ class WriteOnceStoreTests {
 
     private void assertOneHomeEach() {
         assertThat(homes()).allSatisfy((id, where) -> assertThat(where).as("homes of job %d", id).hasSize(1));
+        assertThat(database.jdbc().queryForList("""
+                SELECT 'key of ' || key.job_id FROM workrow_key_running AS key
+                WHERE NOT EXISTS (SELECT 1 FROM workrow_claim AS claim
+                                  WHERE claim.token = key.claim_token AND claim.ids @> ARRAY[key.job_id]
+                                    AND get_bit(claim.settled, array_position(claim.ids, key.job_id) - 1) = 0
+                                    AND get_bit(claim.dropped, array_position(claim.ids, key.job_id) - 1) = 0)
+                UNION ALL
+                SELECT 'step of ' || step.job_id FROM workrow_step AS step
+                WHERE EXISTS (SELECT 1 FROM workrow_outcome AS outcome
+                              WHERE outcome.job_id = step.job_id AND outcome.status IN ('completed', 'cancelled'))
+                """, String.class)).as("running keys of closed positions, steps of finished jobs").isEmpty();
     }
 
     private String statusOf(long id) {
@@ -518,6 +529,15 @@ class WriteOnceStoreTests {
             }
         });
         assertThat(violations).isEmpty();
+        assertThat(database.jdbc().queryForList("""
+                SELECT data.partition_key || ': ' || later.job_id || ' started before ' || earlier.job_id || ' ended'
+                FROM workrow_outcome AS earlier
+                JOIN workrow_job_data AS data ON data.id = earlier.job_id
+                JOIN workrow_job_data AS next ON next.partition_key = data.partition_key AND next.id > data.id
+                JOIN workrow_outcome AS later ON later.job_id = next.id
+                WHERE later.started_at < earlier.finished_at
+                """, String.class)).as("from the log: each key's next job started after the previous one ended")
+                .isEmpty();
         assertThat(order).hasSize(keys);
         order.forEach((key, ran) -> assertThat(ran).as("order of %s", key).hasSize(perKey).isSorted());
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_key_running", Integer.class)).isZero();
@@ -673,6 +693,36 @@ class WriteOnceStoreTests {
         assertThat(database.jdbc().queryForObject("SELECT tableoid::regclass::text FROM workrow_job_data WHERE id = ?",
                 String.class, beyond)).as("moved out of the default").isEqualTo("workrow_job_data_" + high);
         assertThat(store.extendJobData(1000)).isEmpty();
+        assertOneHomeEach();
+    }
+
+    @Test
+    void aLateEndIsToldFromAResendByItsKind() {
+        enqueue("mail", 2);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+        assertThat(store.endMany(List.of(PositionEnd.interrupted(claimed.get(0)))).values())
+                .extracting(EndResult::status).containsExactly(JobStatus.PENDING);
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(0)))).values())
+                .as("the handler finished after the shutdown interrupted it: not a resend")
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.REFUSED);
+        List<PositionEnd> letGo = List.of(PositionEnd.expired(claimed.get(1), Duration.ZERO, 0));
+        store.endMany(letGo);
+        assertThat(store.endMany(letGo).values()).as("a let-go sent again")
+                .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED_BEFORE);
+        assertOneHomeEach();
+    }
+
+    @Test
+    void aStepSavedByAnEarlierAttemptIsClearedWhenALaterOneCompletes() {
+        long id = enqueue("mail", 1).get(0);
+        ClaimedPosition first = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        store.saveStep(first, "charged");
+        store.endMany(List.of(PositionEnd.failed(first, "boom: once", Duration.ZERO)));
+        ClaimedPosition second = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        assertThat(second.step()).as("resumed").isEqualTo("charged");
+        store.endMany(List.of(PositionEnd.completed(second)));
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_step WHERE job_id = ?", Integer.class,
+                id)).isZero();
         assertOneHomeEach();
     }
 }
