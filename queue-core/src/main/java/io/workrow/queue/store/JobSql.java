@@ -778,7 +778,7 @@ final class JobSql {
      * range of workrow_job_dead_kind_idx. {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for
      * one queue.
      */
-    static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "status");
+    static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "{dead_order}");
 
     /**
      * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the first three parameters, the same queue
@@ -794,8 +794,8 @@ final class JobSql {
         return """
                 WITH RECURSIVE kinds AS (
                     (SELECT queue, {error_kind} AS error
-                     FROM {job}
-                     WHERE status = 'dead' {queue_filter}
+                     FROM {dead_jobs}
+                     WHERE {is_dead} {queue_filter}
                      ORDER BY queue, {error_kind}
                      LIMIT 1)
                     UNION ALL
@@ -803,16 +803,16 @@ final class JobSql {
                     FROM kinds
                     CROSS JOIN LATERAL (
                         SELECT queue, {error_kind} AS error
-                        FROM {job}
-                        WHERE status = 'dead' {queue_filter}
+                        FROM {dead_jobs}
+                        WHERE {is_dead} {queue_filter}
                           AND (queue, {error_kind}) > (kinds.queue, kinds.error)
                         ORDER BY queue, {error_kind}
                         LIMIT 1
                     ) AS next
                 ), newest AS (
                     SELECT queue, {error_kind} AS error, finished_at
-                    FROM {job}
-                    WHERE status = 'dead' {queue_filter}
+                    FROM {dead_jobs}
+                    WHERE {is_dead} {queue_filter}
                     ORDER BY {sample_order}, finished_at DESC
                     LIMIT ?
                 ), sampled AS (
@@ -834,8 +834,8 @@ final class JobSql {
                            array_agg(id ORDER BY finished_at DESC, id DESC) AS newest_ids,
                            (array_agg(last_error ORDER BY finished_at DESC, id DESC))[1] AS example
                     FROM (SELECT id, finished_at, last_error
-                          FROM {job}
-                          WHERE status = 'dead' AND queue = grouped.queue AND {error_kind} = grouped.error
+                          FROM {dead_jobs}
+                          WHERE {is_dead} AND queue = grouped.queue AND {error_kind} = grouped.error
                           ORDER BY finished_at DESC, id DESC
                           LIMIT 5) AS five
                 ) AS newest
@@ -954,6 +954,7 @@ final class JobSql {
     /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
         return sql.replace("{waiting}", "{job}").replace("{pending}", "job.status = 'pending'")
+                .replace("{dead_jobs}", "{job}").replace("{is_dead}", "status = 'dead'").replace("{dead_order}", "status")
                 .replace("{lock_match}", "job.id = candidate.id")
                 .replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
                 .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")

@@ -873,6 +873,45 @@ final class WriteOnceSql {
             SELECT queue, 'dead', count(*), 0, 0 FROM {dead} GROUP BY queue
             """;
 
+    /**
+     * Running jobs, oldest claim first, read from the claims (the open positions of at most
+     * {@code ?} of them after the queue filter) before each is joined to its data and last failure.
+     */
+    static final String JOB_LIST_RUNNING = """
+            SELECT running.id, running.queue, 'running' AS status, running.attempts, data.max_attempts,
+                   running.worker AS claimed_by, running.lease_expires_at, running.run_at, failure.error AS last_error,
+                   failure.finished_at AS last_error_at, data.created_at, running.expiries AS lease_expiries
+            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, held.*
+                  FROM {claim} AS claim
+                  CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats)
+                       WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
+                  WHERE (?::text IS NULL OR claim.queue = ?)
+                    AND get_bit(claim.settled, held.position::int - 1) = 0
+                    AND get_bit(claim.dropped, held.position::int - 1) = 0
+                  ORDER BY claim.started_at, held.id
+                  LIMIT ?) AS running
+            CROSS JOIN LATERAL (SELECT job.max_attempts, job.created_at FROM {job_data} AS job
+                                WHERE job.id = running.id OFFSET 0) AS data
+            LEFT JOIN LATERAL (SELECT outcome.error, outcome.finished_at FROM {outcome} AS outcome
+                               WHERE outcome.job_id = running.id AND outcome.status IN ('failed', 'dead', 'expired')
+                               ORDER BY outcome.finished_at DESC LIMIT 1) AS failure ON true
+            ORDER BY running.started_at, running.id
+            """;
+
+    /** Dead jobs, newest first, read from workrow_dead (its limit first) and then joined to their data. */
+    static final String JOB_LIST_DEAD = """
+            SELECT dead.id, dead.queue, 'dead' AS status, dead.attempts, dead.max_attempts, dead.claimed_by,
+                   NULL::timestamptz AS lease_expires_at, NULL::timestamptz AS run_at, dead.last_error,
+                   dead.last_error_at, data.created_at, dead.expiries AS lease_expiries
+            FROM (SELECT * FROM {dead}
+                  WHERE (?::text IS NULL OR queue = ?)
+                    AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                  ORDER BY finished_at DESC
+                  LIMIT ?) AS dead
+            CROSS JOIN LATERAL (SELECT job.created_at FROM {job_data} AS job WHERE job.id = dead.id OFFSET 0) AS data
+            ORDER BY dead.finished_at DESC
+            """;
+
     /** One job through the {@code workrow_job} view: its id is pushed into every home's arm. */
     static final String JOB_FIND = """
             SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
@@ -958,6 +997,7 @@ final class WriteOnceSql {
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
         return JobSql.render(sql.replace("{waiting}", "{ready}").replace("{pending}", "true")
+                .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true").replace("{dead_order}", "queue")
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
                 .replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)

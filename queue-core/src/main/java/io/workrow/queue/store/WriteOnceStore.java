@@ -98,9 +98,10 @@ public final class WriteOnceStore {
         this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
         this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
         this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
-        // the lists and dead groups read the workrow_job view with today's statements
+        // the dead groups are today's statement, read from workrow_dead
         this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
-                WriteOnceSql.render(JobSql.JOB_LIST_RUNNING, schema), WriteOnceSql.render(JobSql.JOB_LIST_DEAD, schema),
+                WriteOnceSql.render(WriteOnceSql.JOB_LIST_RUNNING, schema),
+                WriteOnceSql.render(WriteOnceSql.JOB_LIST_DEAD, schema),
                 WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
                 WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema),
                 WriteOnceSql.render(WriteOnceSql.JOB_FIND, schema),
