@@ -725,4 +725,91 @@ class WriteOnceStoreTests {
                 id)).isZero();
         assertOneHomeEach();
     }
+
+    @Test
+    void everyMoveRacingEveryOtherLeavesEachJobInOneHomeAndEndsItOnce() throws Exception {
+        int jobs = 300;
+        List<Long> ids = store.insertMany(IntStream.range(0, jobs)
+                .mapToObj(i -> new NewJob("race", i % 3 == 0 ? "key-" + (i % 7) : null, i % 1024, 0, null, "{}", "{}",
+                        null, 0, 1000)).toList());
+        Set<Long> cancelled = ConcurrentHashMap.newKeySet();
+        Set<Long> completed = ConcurrentHashMap.newKeySet();
+        List<String> twice = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Long> claimedLately = new java.util.concurrent.CopyOnWriteArrayList<>();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        java.util.function.BooleanSupplier going = () -> System.nanoTime() < until
+                && completed.size() + cancelled.size() < jobs;
+        workersAtOnce(5, worker -> {
+            java.util.Random random = new java.util.Random(worker.hashCode());
+            switch (worker) {
+                case "node-0" -> {
+                    // the operator: cancels jobs, running ones most, and retries the dead
+                    while (going.getAsBoolean()) {
+                        int claimedSoFar = claimedLately.size();
+                        long id = random.nextInt(4) > 0 && claimedSoFar > 0
+                                ? claimedLately.get(claimedSoFar - 1 - random.nextInt(Math.min(claimedSoFar, 10)))
+                                : ids.get(random.nextInt(jobs));
+                        if (random.nextInt(3) == 0 && store.cancel("race", id)) {
+                            if (!cancelled.add(id)) {
+                                twice.add("cancelled twice: " + id);
+                            }
+                        }
+                        store.retryDead(null, "race", null, null);
+                        Thread.sleep(1);
+                    }
+                }
+                case "node-1" -> {
+                    // maintenance: promotion, the sweep (short leases run out), retirement
+                    while (going.getAsBoolean()) {
+                        store.promoteScheduled(100);
+                        store.sweepExpiredLeases(100, List.of(), NO_BACKOFF);
+                        store.retireExhausted(100);
+                        Thread.sleep(1);
+                    }
+                }
+                default -> {
+                    boolean ordered = worker.equals("node-2");
+                    Duration lease = worker.equals("node-4") ? Duration.ofMillis(5) : LEASE;
+                    while (going.getAsBoolean()) {
+                        List<ClaimedPosition> batch = ordered
+                                ? store.claimOrdered("race", worker, 7, lease, false, ALL_BUCKETS, true)
+                                : store.claim("race", worker, 7, lease, false);
+                        List<PositionEnd> ends = new ArrayList<>();
+                        batch.forEach(job -> claimedLately.add(job.id()));
+                        if (!batch.isEmpty()) {
+                            Thread.sleep(2); // the handlers run, and the operator may cancel one meanwhile
+                        }
+                        for (ClaimedPosition job : batch) {
+                            int roll = random.nextInt(20);
+                            ends.add(roll == 0 ? PositionEnd.discarded(job, "poison: roll")
+                                    : roll == 1 ? PositionEnd.failed(job, "boom: roll", Duration.ofMillis(2))
+                                    : roll == 2 ? PositionEnd.expired(job, Duration.ZERO, 0)
+                                    : PositionEnd.completed(job));
+                        }
+                        while (!ends.isEmpty()) {
+                            Map<PositionEnd, EndResult> results = store.endMany(ends);
+                            results.forEach((end, result) -> {
+                                if (result.counted() && end.kind() == PositionEnd.Kind.COMPLETED
+                                        && !completed.add(end.id())) {
+                                    twice.add("completed twice: " + end.id());
+                                }
+                            });
+                            ends = ends.stream()
+                                    .filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
+                        }
+                        if (batch.isEmpty()) {
+                            Thread.sleep(1);
+                        }
+                    }
+                }
+            }
+        });
+        assertThat(twice).isEmpty();
+        assertThat(completed).as("completed and cancelled").doesNotContainAnyElementsOf(cancelled);
+        assertThat(completed.size() + cancelled.size()).as("every job ended in 30 s").isEqualTo(jobs);
+        assertThat(database.jdbc().queryForObject(
+                "SELECT count(*) FROM workrow_outcome WHERE status IN ('completed', 'cancelled')", Integer.class))
+                .isEqualTo(jobs);
+        assertOneHomeEach();
+    }
 }
