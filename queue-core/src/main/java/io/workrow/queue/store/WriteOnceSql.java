@@ -494,6 +494,15 @@ final class WriteOnceSql {
             """;
 
     /**
+     * {@link #JOB_COMPLETE_MANY} run inside a transactional handler's own transaction: it waits for
+     * the claim row's lock rather than skipping it (a renewal holds it for a moment), since skipping
+     * would roll back the handler's work for nothing. Its claim should hold that job alone, or the
+     * handler's open transaction keeps the batch-mates' ends waiting.
+     */
+    static final String JOB_COMPLETE_IN_TRANSACTION = JOB_COMPLETE_MANY.replace("{locked_claims}",
+            "{locked_claims_waiting}");
+
+    /**
      * Renews the leases of every claim one runtime holds (one row per batch, not per job), each to
      * its own lease from the database's current time, and records the runtime as the holder of
      * every token it renews, locked rows' included (the vouch {@link #JOB_SWEEP_EXPIRED_LEASES}
@@ -1000,7 +1009,9 @@ final class WriteOnceSql {
                 .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true").replace("{dead_order}", "queue")
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
-                .replace("{locked_claims}", LOCKED_CLAIMS).replace("{settle}", SETTLE)
+                .replace("{locked_claims}", LOCKED_CLAIMS)
+                .replace("{locked_claims_waiting}", LOCKED_CLAIMS.replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE"))
+                .replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
                 .replace("{job_data}", prefix + "job_data")

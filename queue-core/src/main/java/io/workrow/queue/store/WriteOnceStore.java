@@ -52,6 +52,7 @@ public final class WriteOnceStore {
     private final NamedStatement claimSpaced;
     private final String endMany;
     private final String completeMany;
+    private final String completeInTransaction;
     private final String renewLeases;
     private final String sweepExpiredLeases;
     private final String cancel;
@@ -86,6 +87,7 @@ public final class WriteOnceStore {
         this.claimSpaced = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_SPACED, schema));
         this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
         this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
+        this.completeInTransaction = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_IN_TRANSACTION, schema);
         this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
         this.sweepExpiredLeases = WriteOnceSql.render(WriteOnceSql.JOB_SWEEP_EXPIRED_LEASES, schema);
         this.cancel = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL, schema);
@@ -491,5 +493,24 @@ public final class WriteOnceStore {
     /** The database's time: where a batched operator write takes its cutoff. */
     private java.sql.Timestamp databaseNow() {
         return timed.queryForObject("SELECT statement_timestamp()", java.sql.Timestamp.class);
+    }
+
+    /**
+     * Completes one job on {@code connection}, inside the caller's transaction (a transactional
+     * handler's), waiting for its claim row's lock rather than skipping it; false when the position
+     * is no longer open (the lease was lost, or the job cancelled).
+     */
+    public boolean completeInTransaction(java.sql.Connection connection, ClaimedPosition job)
+            throws java.sql.SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(completeInTransaction)) {
+            statement.setArray(1, connection.createArrayOf("int8", new Object[] {job.token()}));
+            statement.setArray(2, connection.createArrayOf("int4", new Object[] {job.position()}));
+            statement.setArray(3, connection.createArrayOf("int8", new Object[] {job.id()}));
+            statement.setArray(4, connection.createArrayOf("int4", new Object[] {job.attempt()}));
+            statement.setArray(5, connection.createArrayOf("int8", new Object[] {job.token()}));
+            try (java.sql.ResultSet refused = statement.executeQuery()) {
+                return !refused.next();
+            }
+        }
     }
 }

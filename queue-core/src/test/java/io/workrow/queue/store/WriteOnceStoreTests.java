@@ -812,4 +812,27 @@ class WriteOnceStoreTests {
                 .isEqualTo(jobs);
         assertOneHomeEach();
     }
+
+    @Test
+    void aTransactionalHandlersCompletionWaitsForItsClaimRowAndCommitsWithTheHandlersWork() throws Exception {
+        enqueue("mail", 1);
+        ClaimedPosition job = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        try (Connection handler = database.dataSource().getConnection()) {
+            handler.setAutoCommit(false);
+            assertThat(store.completeInTransaction(handler, job)).isTrue();
+            assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
+                    .as("not before the handler commits").isZero();
+            handler.rollback();
+        }
+        assertThat(statusOf(job.id())).as("rolled back with the handler's work").isEqualTo("running");
+        try (Connection handler = database.dataSource().getConnection()) {
+            handler.setAutoCommit(false);
+            assertThat(store.completeInTransaction(handler, job)).isTrue();
+            handler.commit();
+        }
+        assertThat(statusOf(job.id())).isEqualTo("completed");
+        try (Connection late = database.dataSource().getConnection()) {
+            assertThat(store.completeInTransaction(late, job)).as("once").isFalse();
+        }
+    }
 }
