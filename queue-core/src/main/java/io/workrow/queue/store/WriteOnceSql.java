@@ -191,7 +191,9 @@ final class WriteOnceSql {
 
     /**
      * The end every claim shares: deletes the ready rows its CTE {@code due} selected (by
-     * {@code row}, their ctid), writes one claim row holding them for {@code worker} with a lease of
+     * {@code row}, their ctid), writes one claim row holding them (or, rendered by
+     * {@link #renderPerJob}, one claim row per job, for a transactional queue, whose completion
+     * holds its claim row locked until the handler's transaction ends) for {@code worker} with a lease of
      * {@code leaseMs} milliseconds (parameter markers, positional or named), for an ordered claim
      * also the keys it now runs in workrow_key_running (whose primary key refuses a key another
      * claim took meanwhile: the whole statement fails and is tried again), and returns each job
@@ -213,14 +215,15 @@ final class WriteOnceSql {
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
                            {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
                     FROM taken
+                    GROUP BY {claim_group}
                     HAVING count(*) > 0
-                    RETURNING token
+                    RETURNING token, ids[1] AS first_id
                 ){keys}
                 SELECT claim.token, taken.position, taken.id, taken.queue,
                        taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
                        data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
-                FROM (SELECT taken.*, row_number() OVER (ORDER BY taken.id) AS position FROM taken) AS taken
-                CROSS JOIN claim
+                FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
+                JOIN claim ON {claim_match}
                 CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
                                     FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
                 LEFT JOIN {step} AS step ON step.job_id = taken.id
@@ -231,7 +234,7 @@ final class WriteOnceSql {
                         , keys AS (
                             INSERT INTO {key_running} (queue, ordered_key, claim_token, job_id)
                             SELECT taken.queue, taken.partition_key, claim.token, taken.id
-                            FROM taken CROSS JOIN claim
+                            FROM taken JOIN claim ON {claim_match}
                             WHERE taken.partition_key IS NOT NULL
                         )""" : "");
     }
@@ -1002,10 +1005,18 @@ final class WriteOnceSql {
             SELECT {schema}.workrow_extend_job_data(?)
             """;
 
+    /** A claim statement rendered to write one claim row per job claimed, each at position 1. */
+    static String renderPerJob(String sql, SqlIdentifier schema) {
+        return render(sql.replace("{claim_group}", "id").replace("{position}", "1")
+                .replace("{claim_match}", "claim.first_id = taken.id"), schema);
+    }
+
     /** Replaces the placeholders of these statements and of {@link JobSql#render}. */
     static String render(String sql, SqlIdentifier schema) {
         String prefix = schema.quoted() + ".workrow_";
-        return JobSql.render(sql.replace("{waiting}", "{ready}").replace("{pending}", "true")
+        return JobSql.render(sql.replace("{claim_group}", "()").replace("{position}", "row_number() OVER (ORDER BY taken.id)")
+                .replace("{claim_match}", "true")
+                .replace("{waiting}", "{ready}").replace("{pending}", "true")
                 .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true").replace("{dead_order}", "queue")
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))

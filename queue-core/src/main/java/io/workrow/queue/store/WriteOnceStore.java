@@ -42,6 +42,10 @@ public final class WriteOnceStore {
      */
     static final Duration PARTITION_LOCK_TIMEOUT = Duration.ofSeconds(1);
 
+    private final DataSource dataSource;
+    private final SqlIdentifier schema;
+    private final Duration statementTimeout;
+    private final boolean claimsPerJob;
     private final JdbcTemplate timed;
     private final String insertMany;
     private final String findByIdempotencyKeys;
@@ -76,15 +80,26 @@ public final class WriteOnceStore {
 
     /** @param statementTimeout the longest any statement may run, waits for locks included */
     public WriteOnceStore(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout) {
+        this(dataSource, schema, statementTimeout, false);
+    }
+
+    private WriteOnceStore(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout,
+            boolean claimsPerJob) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.statementTimeout = statementTimeout;
+        this.claimsPerJob = claimsPerJob;
+        java.util.function.Function<String, String> claimText = claimsPerJob
+                ? sql -> WriteOnceSql.renderPerJob(sql, schema) : sql -> WriteOnceSql.render(sql, schema);
         this.timed = new JdbcTemplate(dataSource);
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.insertMany = WriteOnceSql.render(WriteOnceSql.JOB_INSERT_MANY, schema);
         this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
-        this.claim = WriteOnceSql.render(WriteOnceSql.JOB_CLAIM, schema);
-        this.claimOrdered = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_ORDERED, schema));
-        this.claimWeighted = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_WEIGHTED, schema));
-        this.claimBurst = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_BURST, schema));
-        this.claimSpaced = NamedStatement.parse(WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_SPACED, schema));
+        this.claim = claimText.apply(WriteOnceSql.JOB_CLAIM);
+        this.claimOrdered = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_ORDERED));
+        this.claimWeighted = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_WEIGHTED));
+        this.claimBurst = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_BURST));
+        this.claimSpaced = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_SPACED));
         this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
         this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
         this.completeInTransaction = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_IN_TRANSACTION, schema);
@@ -111,6 +126,16 @@ public final class WriteOnceStore {
         this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
+    }
+
+    /**
+     * This store with claims that write one claim row per job (each job at position 1), for a
+     * transactional queue: its handler completes inside its own transaction, which holds the claim
+     * row locked until it ends, so sharing the row would hold the batch-mates' ends. Everything but
+     * the claims is the same.
+     */
+    public WriteOnceStore perJob() {
+        return claimsPerJob ? this : new WriteOnceStore(dataSource, schema, statementTimeout, true);
     }
 
     /**

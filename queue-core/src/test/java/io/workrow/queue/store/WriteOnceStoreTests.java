@@ -835,4 +835,27 @@ class WriteOnceStoreTests {
             assertThat(store.completeInTransaction(late, job)).as("once").isFalse();
         }
     }
+
+    @Test
+    void aTransactionalQueuesClaimHoldsEachJobInAClaimRowOfItsOwn() throws Exception {
+        enqueue("mail", 3);
+        store.insertMany(List.of(ordered("a"), ordered("b")));
+        WriteOnceStore perJob = store.perJob();
+        List<ClaimedPosition> claimed = perJob.claim("mail", "node-a", 10, LEASE, false);
+        assertThat(claimed).extracting(ClaimedPosition::position).containsOnly(1);
+        assertThat(claimed).extracting(ClaimedPosition::token).doesNotHaveDuplicates().hasSize(3);
+        List<ClaimedPosition> keyed = perJob.claimOrdered("orders", "node-a", 10, LEASE, false, ALL_BUCKETS, false);
+        assertThat(keyed).extracting(ClaimedPosition::token).doesNotHaveDuplicates().hasSize(2);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_key_running", Integer.class))
+                .isEqualTo(2);
+        try (Connection handler = database.dataSource().getConnection()) {
+            handler.setAutoCommit(false);
+            assertThat(perJob.completeInTransaction(handler, claimed.get(0))).isTrue();
+            assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(1)))).values())
+                    .as("a batch-mate's end while the handler's transaction is open")
+                    .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED);
+            handler.commit();
+        }
+        assertOneHomeEach();
+    }
 }
