@@ -36,6 +36,22 @@ final class ArrayParameters {
         return connection -> connection.createArrayOf(sqlType, values);
     }
 
+    /** A batch of jobs to enqueue as the eleven arrays both layouts' enqueue statements take, in order. */
+    static Column[] newJobs(List<NewJob> jobs) {
+        return new Column[] {
+                column(jobs, "text", NewJob::queue),
+                column(jobs, "text", NewJob::partitionKey),
+                column(jobs, "int4", NewJob::partitionBucket),
+                column(jobs, "int4", NewJob::priority),
+                column(jobs, "text", NewJob::idempotencyKey),
+                column(jobs, "text", NewJob::payloadJson),
+                column(jobs, "text", NewJob::headersJson),
+                column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
+                column(jobs, "int8", NewJob::delayMillis),
+                column(jobs, "int4", NewJob::maxAttempts),
+                column(jobs, "text", NewJob::fairnessKey)};
+    }
+
     /** An array parameter, created on the statement's connection. */
     @FunctionalInterface
     interface Column {

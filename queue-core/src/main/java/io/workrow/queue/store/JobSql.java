@@ -446,16 +446,8 @@ final class JobSql {
      * <p>Each row renewed is returned with its token: a job this runtime lost and claimed again
      * has two runs here for a while, and only the run whose token matched was renewed.
      */
-    static final String JOB_RENEW_LEASES = """
-            WITH holder AS (
-                INSERT INTO {lease_holder} (worker, renewed_until, tokens)
-                VALUES (?, clock_timestamp() + ? * interval '1 millisecond', ?::bigint[])
-                ON CONFLICT (worker) DO UPDATE SET renewed_until = excluded.renewed_until, tokens = excluded.tokens
-                WHERE {lease_holder}.renewed_until < excluded.renewed_until
-            ), gone AS (
-                DELETE FROM {lease_holder}
-                WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
-            ), held AS (
+    static final String JOB_RENEW_LEASES = StatementParts.LEASE_HOLDER_VOUCH + """
+            , held AS (
                 SELECT job.id, renewal.lease_ms
                 FROM unnest(?::bigint[], ?::bigint[], ?::bigint[]) AS renewal(id, token, lease_ms)
                 JOIN {job} AS job ON job.id = renewal.id AND job.lease_token = renewal.token

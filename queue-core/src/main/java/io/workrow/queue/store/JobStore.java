@@ -240,17 +240,7 @@ public final class JobStore {
         }
         boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
         List<IdRow> inserted = jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
-                column(jobs, "text", NewJob::queue),
-                column(jobs, "text", NewJob::partitionKey),
-                column(jobs, "int4", NewJob::partitionBucket),
-                column(jobs, "int4", NewJob::priority),
-                column(jobs, "text", NewJob::idempotencyKey),
-                column(jobs, "text", NewJob::payloadJson),
-                column(jobs, "text", NewJob::headersJson),
-                column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
-                column(jobs, "int8", NewJob::delayMillis),
-                column(jobs, "int4", NewJob::maxAttempts),
-                column(jobs, "text", NewJob::fairnessKey)), IdRow.MAPPER);
+                ArrayParameters.newJobs(jobs)), IdRow.MAPPER);
 
         Map<QueueKey, Long> keyed = new HashMap<>();
         List<Long> unkeyed = new ArrayList<>();

@@ -256,4 +256,20 @@ final class StatementParts {
                     WHERE NOT EXISTS (SELECT 1 FROM {queue_rule} AS declared
                                       WHERE declared.queue = configured.queue)""".replace("{swept}", swept);
     }
+
+    /**
+     * The start of every renewal: records the renewing runtime (parameters: worker, vouch in
+     * milliseconds, tokens) as the holder of every token it renews, locked rows' included, never
+     * moving a holder's row back, and deletes holders gone an hour (parameter: the renewing worker).
+     */
+    static final String LEASE_HOLDER_VOUCH = """
+            WITH holder AS (
+                INSERT INTO {lease_holder} (worker, renewed_until, tokens)
+                VALUES (?, clock_timestamp() + ? * interval '1 millisecond', ?::bigint[])
+                ON CONFLICT (worker) DO UPDATE SET renewed_until = excluded.renewed_until, tokens = excluded.tokens
+                WHERE {lease_holder}.renewed_until < excluded.renewed_until
+            ), gone AS (
+                DELETE FROM {lease_holder}
+                WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
+            )""";
 }

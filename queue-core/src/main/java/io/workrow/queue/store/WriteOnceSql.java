@@ -512,16 +512,8 @@ final class WriteOnceSql {
      * respects, as today's renewal). Rows locked elsewhere are skipped. Returns each renewed claim
      * with its {@code dropped} bits, so a cancelled job's handler is interrupted.
      */
-    static final String JOB_RENEW_LEASES = """
-            WITH holder AS (
-                INSERT INTO {lease_holder} (worker, renewed_until, tokens)
-                VALUES (?, clock_timestamp() + ? * interval '1 millisecond', ?::bigint[])
-                ON CONFLICT (worker) DO UPDATE SET renewed_until = excluded.renewed_until, tokens = excluded.tokens
-                WHERE {lease_holder}.renewed_until < excluded.renewed_until
-            ), gone AS (
-                DELETE FROM {lease_holder}
-                WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
-            ), held AS (
+    static final String JOB_RENEW_LEASES = StatementParts.LEASE_HOLDER_VOUCH + """
+            , held AS (
                 SELECT claim.token, renewal.lease_ms
                 FROM unnest(?::bigint[], ?::bigint[]) AS renewal(token, lease_ms)
                 JOIN {claim} AS claim ON claim.token = renewal.token

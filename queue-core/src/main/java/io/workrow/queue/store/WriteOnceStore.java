@@ -148,17 +148,7 @@ public final class WriteOnceStore {
         }
         Long[] ids = new Long[jobs.size()];
         timed.query(arrays(insertMany,
-                column(jobs, "text", NewJob::queue),
-                column(jobs, "text", NewJob::partitionKey),
-                column(jobs, "int4", NewJob::partitionBucket),
-                column(jobs, "int4", NewJob::priority),
-                column(jobs, "text", NewJob::idempotencyKey),
-                column(jobs, "text", NewJob::payloadJson),
-                column(jobs, "text", NewJob::headersJson),
-                column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
-                column(jobs, "int8", NewJob::delayMillis),
-                column(jobs, "int4", NewJob::maxAttempts),
-                column(jobs, "text", NewJob::fairnessKey)),
+                ArrayParameters.newJobs(jobs)),
                 rs -> {
                     ids[rs.getInt("ord") - 1] = rs.getLong("id");
                 });
