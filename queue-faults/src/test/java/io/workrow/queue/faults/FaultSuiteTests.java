@@ -132,15 +132,16 @@ class FaultSuiteTests {
         Map<String, Object> figures = run("retry-storm");
         assertThat(figures.get("jobs_invoked_more_than_once")).as("every job retried once").isEqualTo(600L);
         // Without jitter every retry comes back one backoff after its failure, so the retries arrive
-        // as bunched as the failures did; ±50 % of 1 s spreads the middle 80 % of them over about
-        // 800 ms. How bunched the failures were depends on how fast this machine ran the first
-        // attempts, so the peaks are compared with each other, not with a fixed fraction.
+        // as bunched as the failures did; ±50 % of 4 s spreads the middle 80 % of them over about
+        // 3.2 s, so no 100 ms holds much more than 300 / 40 of them. How bunched the failures were
+        // depends on how fast this machine ran the first attempts, so the jittered retries are
+        // compared with their own run's failures, not with a fixed count or the other run.
         assertThat((long) figures.get("jitter_0_0_retry_delay_p90_ms") - (long) figures.get("jitter_0_0_retry_delay_p10_ms"))
                 .isLessThan(250);
         assertThat((long) figures.get("jitter_0_5_retry_delay_p90_ms") - (long) figures.get("jitter_0_5_retry_delay_p10_ms"))
-                .isGreaterThan(500);
-        assertThat((long) figures.get("jitter_0_5_most_retries_due_in_100_ms"))
-                .isLessThan((long) figures.get("jitter_0_0_most_retries_due_in_100_ms"));
+                .isGreaterThan(2_000);
+        assertThat((long) figures.get("jitter_0_5_most_retries_due_in_100_ms")).as("retries flatter than failures")
+                .isLessThan((long) figures.get("jitter_0_5_most_failures_in_100_ms"));
     }
 
     @Test
