@@ -1,9 +1,9 @@
 package io.workrow.queue.metrics;
 
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 
 /**
- * Wraps each handler run, for tracing: {@link #start(ClaimedJob)} before the handler, the
+ * Wraps each handler run, for tracing: {@link #start(ClaimedPosition)} before the handler, the
  * returned {@link Run} left by the handler's thread after it, and closed once its outcome is
  * recorded. {@link #NOOP} does nothing; with Micrometer Observation,
  * {@link ObservationJobObserver} makes each run a {@code workrow.job} observation whose parent is
@@ -15,7 +15,7 @@ public interface JobObserver {
     JobObserver NOOP = job -> Run.NOOP;
 
     /** Called on the handler's thread before it runs; the run is current until closed. */
-    Run start(ClaimedJob job);
+    Run start(ClaimedPosition job);
 
     /** One observed handler run. */
     interface Run extends AutoCloseable {

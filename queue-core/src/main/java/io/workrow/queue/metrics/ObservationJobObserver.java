@@ -3,7 +3,7 @@ package io.workrow.queue.metrics;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.transport.ReceiverContext;
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import tools.jackson.core.JacksonException;
@@ -27,7 +27,7 @@ public final class ObservationJobObserver implements JobObserver {
     }
 
     @Override
-    public Run start(ClaimedJob job) {
+    public Run start(ClaimedPosition job) {
         ReceiverContext<Map<String, String>> context = new ReceiverContext<>((carrier, key) -> carrier.get(key));
         context.setCarrier(headers(job.headersJson()));
         context.setRemoteServiceName("workrow");

@@ -842,6 +842,15 @@ final class WriteOnceSql {
             """;
 
     /**
+     * Which of the given claims still exist: a renewal that skipped a claim locked by another
+     * session (an end being written, a transactional handler's completion) tells it from a claim
+     * the sweeper took. A plain read, so it waits on no lock.
+     */
+    static final String CLAIMS_STILL_HELD = """
+            SELECT token FROM {claim} WHERE token = ANY (?::bigint[])
+            """;
+
+    /**
      * Extends a running job's lease ({@code JobContext.extendLease}): its whole claim's, to at
      * least {@code ?} milliseconds from the database's current time, while the position is open.
      */

@@ -24,7 +24,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * joins Workrow's migrations when the runtime moves from {@link JobStore} to this store; until
  * then nothing in the runtime calls it.
  */
-public final class WriteOnceStore {
+public final class WriteOnceStore implements ClaimStore {
 
     /** Classpath location of the migration that creates the write-once layout (V13). */
     public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
@@ -68,6 +68,8 @@ public final class WriteOnceStore {
     private final String cancelDead;
     private final String saveStep;
     private final String extendLease;
+    private final String stillHeld;
+    private final String leaseHolderForget;
     private final JobReads reads;
     private final String jobDataExtend;
     private final String outcomeDaysExpired;
@@ -114,6 +116,8 @@ public final class WriteOnceStore {
         this.cancelDead = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL_DEAD, schema);
         this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
         this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
+        this.stillHeld = WriteOnceSql.render(WriteOnceSql.CLAIMS_STILL_HELD, schema);
+        this.leaseHolderForget = WriteOnceSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
         this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
         // the dead groups are today's statement, read from workrow_dead
         this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
@@ -134,8 +138,14 @@ public final class WriteOnceStore {
      * row locked until it ends, so sharing the row would hold the batch-mates' ends. Everything but
      * the claims is the same.
      */
+    @Override
     public WriteOnceStore perJob() {
         return claimsPerJob ? this : new WriteOnceStore(dataSource, schema, statementTimeout, true);
+    }
+
+    @Override
+    public WriteOnceStore on(DataSource other) {
+        return new WriteOnceStore(other, schema, statementTimeout, claimsPerJob);
     }
 
     /**
@@ -183,6 +193,7 @@ public final class WriteOnceStore {
                     rs.getString("step"), JobStore.instant(rs, "run_at"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
+    @Override
     public List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes) {
         return timed.query(claim, CLAIMED, queue, probes, queue, queue, limit, queue, limit, limit, worker,
                 lease.toMillis());
@@ -195,6 +206,7 @@ public final class WriteOnceStore {
      * of buckets. A claim that overlapped with another on a key is refused by the running keys'
      * primary key; it is tried once more, then left to the next poll.
      */
+    @Override
     public List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
         Map<String, Object> values = JobStore.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
@@ -210,12 +222,14 @@ public final class WriteOnceStore {
     }
 
     /** Claims up to {@code limit} jobs of a weighted fair queue as one batch (its keys share starts by weight). */
+    @Override
     public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
             boolean probes) {
         return timed.query(claimWeighted.bind(JobStore.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
     }
 
     /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
+    @Override
     public List<ClaimedPosition> claimBurst(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
         Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
@@ -224,6 +238,7 @@ public final class WriteOnceStore {
     }
 
     /** Claims up to {@code limit} jobs of a spaced fair queue: one job per key per {@code 1 / rate}. */
+    @Override
     public List<ClaimedPosition> claimSpaced(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
         Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
@@ -236,6 +251,7 @@ public final class WriteOnceStore {
      * a call of completions only runs the lean {@link WriteOnceSql#JOB_COMPLETE_MANY}. An end must
      * not be sent twice in one call.
      */
+    @Override
     public Map<PositionEnd, EndResult> endMany(Collection<PositionEnd> ends) {
         if (ends.isEmpty()) {
             return Map.of();
@@ -292,17 +308,16 @@ public final class WriteOnceStore {
         return results;
     }
 
-    /**
-     * Renews the leases of the claims {@code worker} holds, each by its own length, and vouches
-     * for all of them until {@code vouch} from now. Returns each renewed claim's dropped positions
-     * (cancelled jobs whose handlers are to be interrupted); a claim missing from the result was
-     * lost or locked elsewhere.
-     */
-    public Map<Long, Set<Integer>> renewLeases(String worker, Map<Long, Duration> leases, Duration vouch) {
-        if (leases.isEmpty()) {
+    @Override
+    public Map<Long, Set<Integer>> renewLeases(String worker, Collection<ClaimLease> claims, Duration vouch) {
+        if (claims.isEmpty()) {
             return Map.of();
         }
-        Map<Long, Duration> sorted = new TreeMap<>(leases);
+        // in token order, so that two renewals lock shared claims in the same order
+        Map<Long, Duration> sorted = new TreeMap<>();
+        for (ClaimLease claim : claims) {
+            sorted.put(claim.token(), claim.lease());
+        }
         Object[] tokens = sorted.keySet().toArray();
         Object[] millis = sorted.values().stream().map(Duration::toMillis).toArray();
         Map<Long, Set<Integer>> renewed = new HashMap<>();
@@ -327,6 +342,24 @@ public final class WriteOnceStore {
             renewed.put(rs.getLong("token"), dropped);
         });
         return renewed;
+    }
+
+    @Override
+    public Set<Long> stillHeld(Collection<ClaimLease> claims) {
+        if (claims.isEmpty()) {
+            return Set.of();
+        }
+        Object[] tokens = claims.stream().map(ClaimLease::token).toArray();
+        return new java.util.HashSet<>(timed.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(stillHeld);
+            statement.setArray(1, connection.createArrayOf("int8", tokens));
+            return statement;
+        }, (rs, row) -> rs.getLong("token")));
+    }
+
+    @Override
+    public void forgetLeaseHolder(String worker) {
+        timed.update(leaseHolderForget, worker);
     }
 
     /**
@@ -356,6 +389,7 @@ public final class WriteOnceStore {
     }
 
     /** Moves up to {@code limit} due scheduled jobs to ready; returns how many per queue. */
+    @Override
     public Map<String, Integer> promoteScheduled(int limit) {
         Map<String, Integer> promoted = new TreeMap<>();
         timed.query(promoteScheduled, rs -> {
@@ -449,12 +483,14 @@ public final class WriteOnceStore {
     }
 
     /** Saves the step a running job reached; false when its position is no longer open. */
+    @Override
     public boolean saveStep(ClaimedPosition job, String step) {
         return !timed.queryForList(saveStep, Long.class, job.token(), job.position(), job.position(), job.id(), step)
                 .isEmpty();
     }
 
     /** Extends the lease of a running job's claim to at least {@code lease} from now; false when the position is closed. */
+    @Override
     public boolean extendLease(ClaimedPosition job, Duration lease) {
         return timed.update(extendLease, lease.toMillis(), job.token(), job.position(), job.position()) == 1;
     }
@@ -515,6 +551,20 @@ public final class WriteOnceStore {
      * handler's), waiting for its claim row's lock rather than skipping it; false when the position
      * is no longer open (the lease was lost, or the job cancelled).
      */
+    @Override
+    public boolean completeInTransaction(ClaimedPosition job) {
+        java.sql.Connection connection = org.springframework.jdbc.datasource.DataSourceUtils.getConnection(dataSource);
+        try {
+            return completeInTransaction(connection, job);
+        } catch (java.sql.SQLException e) {
+            throw new org.springframework.jdbc.UncategorizedSQLException("complete in transaction", completeInTransaction,
+                    e);
+        } finally {
+            org.springframework.jdbc.datasource.DataSourceUtils.releaseConnection(connection, dataSource);
+        }
+    }
+
+    /** {@link #completeInTransaction(ClaimedPosition)} on the caller's own connection. */
     public boolean completeInTransaction(java.sql.Connection connection, ClaimedPosition job)
             throws java.sql.SQLException {
         try (PreparedStatement statement = connection.prepareStatement(completeInTransaction)) {

@@ -1,7 +1,8 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.FairnessStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
@@ -16,7 +17,7 @@ import java.util.stream.IntStream;
 interface JobClaimer {
 
     /** Claims up to {@code limit} jobs; {@code probes} when they are the probes a half-open breaker granted. */
-    List<ClaimedJob> claim(int limit, boolean probes);
+    List<ClaimedPosition> claim(int limit, boolean probes);
 
     /**
      * How long the poller waits after a claim came back short before it looks again, unless an
@@ -28,22 +29,23 @@ interface JobClaimer {
     }
 
     /** The claimer for {@code registration}'s queue in a runtime whose worker id and registry are given. */
-    static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
-            WorkerRegistry registry) {
-        return forQueue(registration, store, workerId, queue -> registry.ownedBuckets(queue));
+    static JobClaimer forQueue(HandlerRegistration registration, ClaimStore store, FairnessStore fairness,
+            String workerId, WorkerRegistry registry) {
+        return forQueue(registration, store, fairness, workerId, queue -> registry.ownedBuckets(queue));
     }
 
     /**
      * The claimer a drain uses: the queue's own, except that an ordered queue's keys are all this
      * runtime's (a drain runs one job at a time, so a key's order holds without sharing buckets).
      */
-    static JobClaimer forDrain(HandlerRegistration registration, JobStore store, String workerId) {
+    static JobClaimer forDrain(HandlerRegistration registration, ClaimStore store, FairnessStore fairness,
+            String workerId) {
         int[] every = IntStream.range(0, BucketRing.BUCKETS).toArray();
-        return forQueue(registration, store, workerId, queue -> every);
+        return forQueue(registration, store, fairness, workerId, queue -> every);
     }
 
-    private static JobClaimer forQueue(HandlerRegistration registration, JobStore store, String workerId,
-            Function<String, int[]> ownedBuckets) {
+    private static JobClaimer forQueue(HandlerRegistration registration, ClaimStore store, FairnessStore fairness,
+            String workerId, Function<String, int[]> ownedBuckets) {
         String queue = registration.queue();
         QueueOptions options = registration.options();
         Duration lease = options.lease();
@@ -54,7 +56,7 @@ interface JobClaimer {
             case BURST:
                 return (limit, probes) -> store.claimBurst(queue, workerId, limit, lease, probes, rate);
             case SPACED:
-                return new SpacedClaimer(store, queue, workerId, lease, rate);
+                return new SpacedClaimer(store, fairness, queue, workerId, lease, rate);
             case NONE:
             default:
                 break;

@@ -6,8 +6,8 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.JobOutcome;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.payload.PayloadDecodingException;
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.ClaimStore;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -27,7 +27,7 @@ final class JobExecutor {
 
     private static final Logger log = LoggerFactory.getLogger(JobExecutor.class);
 
-    private final JobStore store;
+    private final ClaimStore store;
     private final PayloadCodec codec;
     private final ResultWriter writer;
     private final LeaseKeeper keeper;
@@ -35,7 +35,7 @@ final class JobExecutor {
     private final JobObserver observer;
     private final InFlightJobs inFlight;
 
-    JobExecutor(JobStore store, PayloadCodec codec, ResultWriter writer, LeaseKeeper keeper, ErrorDescriber errors,
+    JobExecutor(ClaimStore store, PayloadCodec codec, ResultWriter writer, LeaseKeeper keeper, ErrorDescriber errors,
             JobObserver observer, InFlightJobs inFlight) {
         this.store = store;
         this.inFlight = inFlight;
@@ -51,7 +51,7 @@ final class JobExecutor {
      * completes once the writer has recorded it and the run's observation is closed.
      */
     CompletableFuture<RecordedOutcome> run(RunningJob running) {
-        ClaimedJob job = running.job();
+        ClaimedPosition job = running.job();
         MDC.put("job", Long.toString(job.id()));
         MDC.put("queue", job.queue());
         MDC.put("attempt", job.attempt() + "/" + job.maxAttempts());
@@ -189,7 +189,7 @@ final class JobExecutor {
 
     /** The fenced completion inside a transactional handler's transaction; throwing rolls it all back. */
     private void completeInTransaction(RunningJob running) {
-        if (!store.complete(running.held())) {
+        if (!store.completeInTransaction(running.job())) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw new JobLeaseLostException(running + " lost its lease before its transaction committed;"
                     + " the handler's writes were rolled back");

@@ -30,11 +30,26 @@ record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, D
         /** Claimed but never started before shutdown: back to pending, the attempt given back. */
         RELEASE_UNSTARTED,
         /** The lease was lost or the job cancelled while it ran: nothing is ours to write. */
-        ABANDON
+        ABANDON,
+        /**
+         * The handler ignored its interrupt one lease past its timeout and is let go: its position
+         * ends as an expired lease, recovered by its queue's rule as the sweeper would, while its
+         * claim's other jobs keep their lease. The handler's own result, when it comes, is refused.
+         */
+        LET_GO
     }
 
     static JobResult of(RunningJob job, Kind kind, Duration handlerTime) {
         return new JobResult(job, kind, null, Duration.ZERO, handlerTime, null);
+    }
+
+    /** {@link Kind#LET_GO}: due again after the backoff the sweeper would give its expired lease. */
+    static JobResult letGo(RunningJob job) {
+        QueueOptions options = job.registration().options();
+        Duration backoff = options.maxLeaseExpiries() > 0
+                ? options.backoff().delayAfter(job.job().expiries() + 1)
+                : options.backoff().delayAfter(job.job().attempt());
+        return new JobResult(job, Kind.LET_GO, null, backoff, job.runningFor(), null);
     }
 
     static JobResult failed(RunningJob job, Kind kind, String error, Duration retryDelay, Duration handlerTime,

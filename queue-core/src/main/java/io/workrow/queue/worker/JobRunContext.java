@@ -2,7 +2,7 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.JobContext;
 import io.workrow.queue.JobLeaseLostException;
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -23,7 +23,7 @@ final class JobRunContext implements JobContext {
         this.step = running.job().step();
     }
 
-    private ClaimedJob job() {
+    private ClaimedPosition job() {
         return running.job();
     }
 
@@ -66,7 +66,7 @@ final class JobRunContext implements JobContext {
     public void extendLease(Duration lease) {
         Settings.requirePositive("lease", lease);
         failIfLost("extend its lease");
-        if (!keeper.call(store -> running.unlessAbandoned(() -> store.extendLease(running.held(), lease)))) {
+        if (!keeper.call(store -> running.unlessAbandoned(() -> store.extendLease(running.job(), lease)))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("extend its lease");
         }
@@ -81,7 +81,7 @@ final class JobRunContext implements JobContext {
     @Override
     public void saveStep(String step) {
         failIfLost("save step '" + step + "'");
-        if (!keeper.call(store -> running.unlessAbandoned(() -> store.saveStep(running.held(), step)))) {
+        if (!keeper.call(store -> running.unlessAbandoned(() -> store.saveStep(running.job(), step)))) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw lost("save step '" + step + "'");
         }

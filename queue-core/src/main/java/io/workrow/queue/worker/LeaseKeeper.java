@@ -1,13 +1,11 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.JobStatus;
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobHolder;
-import io.workrow.queue.store.JobStore;
-import io.workrow.queue.store.LeaseRenewal;
+import io.workrow.queue.store.ClaimLease;
+import io.workrow.queue.store.ClaimStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,18 +22,21 @@ import org.slf4j.LoggerFactory;
  * Keeps this runtime's leases: every {@code renewEvery} (a third of the shortest lease) one fenced
  * statement renews the lease of every run the runtime holds, so a handler may run as long as it
  * needs while a crashed or frozen JVM (which renews nothing) still loses its jobs within one
- * lease. A renewal that no longer matches a job means it was lost (the sweeper gave it to another
- * worker) or cancelled: the handler is told through its {@code JobContext} and interrupted, and
- * its result is not written. A row another session keeps locked takes no renewal, but the same
- * statement records this runtime as the holder of its token, and the sweeper passes over a job
- * its holder still vouches for: a lock held elsewhere delays a renewal, never loses a lease.
+ * lease. Leases are renewed per claim (a batch of jobs under one token), each by the longest lease
+ * its running jobs ask for. A claim the renewal no longer finds was lost (the sweeper gave its jobs
+ * to another worker), and a position it reports dropped was cancelled: the handler is told through
+ * its {@code JobContext} and interrupted, and its result is not written. A claim another session
+ * keeps locked takes no renewal, but the same statement records this runtime as the holder of its
+ * token, and the sweeper passes over a claim its holder still vouches for: a lock held elsewhere
+ * delays a renewal, never loses a lease.
  *
  * <p>Three threads, so that nothing slow stands in a renewal's way: renewals on a connection of
  * their own whose network timeout is a renewal interval (a half-open socket costs one renewal, not
  * the lease); each queue's handler {@code timeout}, checked in memory; and the handler's own lease
  * and step writes, on another connection of their own, never inside the handler's transaction,
  * and free to wait on a row lock. A handler that ignores the interrupt one lease past its timeout
- * is let go: its lease is no longer renewed, so it expires and the sweeper hands the job on.
+ * is let go: its position is ended as an expired lease, recovered by its queue's rule as the
+ * sweeper would, while its claim's other jobs keep theirs.
  */
 final class LeaseKeeper {
 
@@ -43,8 +45,9 @@ final class LeaseKeeper {
     /** How often handler timeouts are checked. */
     private static final long TIMEOUT_CHECK_MILLIS = 100;
 
-    private final JobStore store;
-    private final JobStore handlerWrites;
+    private final ClaimStore store;
+    private final ClaimStore handlerWrites;
+    private final Consumer<RunningJob> letGo;
     private final InFlightJobs inFlight;
     private final String workerId;
     private final QueueMetrics metrics;
@@ -56,11 +59,13 @@ final class LeaseKeeper {
     /**
      * @param store the renewals' statements, on a connection of their own
      * @param handlerWrites the handlers' {@code extendLease} and {@code saveStep}, on another
+     * @param letGo ends the position of a run let go past its timeout (without waiting on the database)
      */
-    LeaseKeeper(JobStore store, JobStore handlerWrites, InFlightJobs inFlight, String workerId, QueueMetrics metrics,
-            Duration renewEvery) {
+    LeaseKeeper(ClaimStore store, ClaimStore handlerWrites, Consumer<RunningJob> letGo, InFlightJobs inFlight,
+            String workerId, QueueMetrics metrics, Duration renewEvery) {
         this.store = store;
         this.handlerWrites = handlerWrites;
+        this.letGo = letGo;
         this.inFlight = inFlight;
         this.workerId = workerId;
         this.metrics = metrics;
@@ -115,7 +120,7 @@ final class LeaseKeeper {
      * handler's thread has open, waits for no connection when the application's pool is
      * exhausted, and may wait on a row lock without holding up any renewal.
      */
-    <T> T call(Function<JobStore, T> write) {
+    <T> T call(Function<ClaimStore, T> write) {
         Future<T> result = writes.submit(() -> write.apply(handlerWrites));
         boolean interrupted = false;
         try {
@@ -149,34 +154,53 @@ final class LeaseKeeper {
         if (held.isEmpty()) {
             return;
         }
-        long sentNanos = System.nanoTime();
-        Set<HeldJob> renewed = store.renewLeases(workerId, held.stream()
-                .map(job -> new LeaseRenewal(job.id(), job.job().leaseToken(), job.lease())).toList());
-        // Matched by run: an old run of a job claimed here again shares its id, not its token.
+        Map<Long, List<RunningJob>> byClaim = new LinkedHashMap<>();
         for (RunningJob job : held) {
-            if (renewed.contains(job.held())) {
+            byClaim.computeIfAbsent(job.job().token(), token -> new ArrayList<>()).add(job);
+        }
+        List<ClaimLease> claims = new ArrayList<>();
+        Duration vouch = null;
+        for (Map.Entry<Long, List<RunningJob>> claim : byClaim.entrySet()) {
+            Duration lease = claim.getValue().stream().map(RunningJob::lease).max(Duration::compareTo).orElseThrow();
+            claims.add(new ClaimLease(claim.getKey(), lease, claim.getValue().stream().map(RunningJob::job).toList()));
+            vouch = vouch == null || lease.compareTo(vouch) < 0 ? lease : vouch;
+        }
+        long sentNanos = System.nanoTime();
+        Map<Long, Set<Integer>> renewed = store.renewLeases(workerId, claims, vouch);
+        List<ClaimLease> missing = new ArrayList<>();
+        for (ClaimLease claim : claims) {
+            Set<Integer> dropped = renewed.get(claim.token());
+            if (dropped == null) {
+                missing.add(claim);
+                continue;
+            }
+            for (RunningJob job : byClaim.get(claim.token())) {
                 job.leaseConfirmed(sentNanos);
+                if (dropped.contains(job.job().position())) {
+                    stop(job, RunningJob.Stop.CANCELLED);
+                }
             }
         }
-        List<RunningJob> missing = held.stream().filter(job -> !renewed.contains(job.held())).toList();
         if (missing.isEmpty()) {
             return;
         }
-        Map<Long, JobHolder> holders = store.holders(missing.stream().map(RunningJob::id).toList());
-        for (RunningJob job : missing) {
-            JobHolder holder = holders.get(job.id());
-            if (holder != null && holder.heldBy(job.job().leaseToken())) {
+        Set<Long> locked = store.stillHeld(missing);
+        for (ClaimLease claim : missing) {
+            if (locked.contains(claim.token())) {
                 continue; // locked by another session for now; renewed next time
             }
-            if (job.finishing() || !inFlight.holds(job)) {
-                continue; // its handler is done: the result writer tells a lost lease from a written result
-            }
-            boolean cancelled = holder != null && holder.status() == JobStatus.CANCELLED;
-            if (job.requestStop(cancelled ? RunningJob.Stop.CANCELLED : RunningJob.Stop.LEASE_LOST)) {
-                log.warn("{} {}; interrupting its handler, whose result will not be recorded", job,
-                        cancelled ? "was cancelled" : "lost its lease (now " + (holder == null ? "deleted"
-                                : holder.status().columnValue()) + ")");
-            }
+            byClaim.get(claim.token()).forEach(job -> stop(job, RunningJob.Stop.LEASE_LOST));
+        }
+    }
+
+    /** Interrupts a run whose position is no longer this worker's, unless its handler is already done. */
+    private void stop(RunningJob job, RunningJob.Stop reason) {
+        if (job.finishing() || !inFlight.holds(job)) {
+            return; // its handler is done: the result writer tells a lost lease from a written result
+        }
+        if (job.requestStop(reason)) {
+            log.warn("{} {}; interrupting its handler, whose result will not be recorded", job,
+                    reason == RunningJob.Stop.CANCELLED ? "was cancelled" : "lost its lease");
         }
     }
 
@@ -215,9 +239,10 @@ final class LeaseKeeper {
             Duration letGoAfter = timeout.plus(job.registration().options().lease());
             if (ran.compareTo(letGoAfter) > 0 && job.tryAbandonLease()) {
                 metrics.abandoned(job.job().queue());
-                log.error("{} handler still runs {} after its timeout of {}, ignoring the interrupt; its lease is"
-                        + " no longer renewed and expires within {}, then the sweeper hands the job on while this"
-                        + " handler may still run", job, ran.minus(timeout), timeout, job.lease());
+                log.error("{} handler still runs {} after its timeout of {}, ignoring the interrupt; it is let go:"
+                        + " its lease ends as expired and the job is handed on by its queue's backoff while this"
+                        + " handler may still run", job, ran.minus(timeout), timeout);
+                letGo.accept(job);
             }
         }
     }

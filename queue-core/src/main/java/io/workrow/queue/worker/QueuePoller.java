@@ -1,7 +1,7 @@
 package io.workrow.queue.worker;
 
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -146,9 +146,9 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         long claimSentNanos = System.nanoTime();
-        List<ClaimedJob> claimed = claim(wanted);
+        List<ClaimedPosition> claimed = claim(wanted);
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
-        for (ClaimedJob job : claimed) {
+        for (ClaimedPosition job : claimed) {
             RunningJob held = new RunningJob(job, registration, claimSentNanos);
             room.acquireUninterruptibly();
             inFlight.add(held);
@@ -168,8 +168,8 @@ final class QueuePoller implements Runnable {
      * One claim statement; for a queue with a circuit breaker that claimed nothing (the statement
      * refuses a breaker that is not closed), the probes its breaker grants once the cooldown is over.
      */
-    private List<ClaimedJob> claim(int wanted) {
-        List<ClaimedJob> claimed = claimer.claim(wanted, false);
+    private List<ClaimedPosition> claim(int wanted) {
+        List<ClaimedPosition> claimed = claimer.claim(wanted, false);
         if (!claimed.isEmpty() || !breakers.guards(queue())) {
             return claimed;
         }
@@ -177,7 +177,7 @@ final class QueuePoller implements Runnable {
         if (probes == 0) {
             return claimed;
         }
-        List<ClaimedJob> probing = List.of();
+        List<ClaimedPosition> probing = List.of();
         try {
             probing = claimer.claim(probes, true);
         } finally {
@@ -185,7 +185,7 @@ final class QueuePoller implements Runnable {
         }
         if (!probing.isEmpty()) {
             log.info("queue={} half-open circuit breaker: probing with job(s) {}", queue(),
-                    probing.stream().map(ClaimedJob::id).toList());
+                    probing.stream().map(ClaimedPosition::id).toList());
         }
         return probing;
     }

@@ -3,15 +3,15 @@ package io.workrow.queue.worker;
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.metrics.JobOutcome;
 import io.workrow.queue.metrics.QueueMetrics;
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.JobHolder;
-import io.workrow.queue.store.JobRelease;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.BreakerStore;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.EndResult;
+import io.workrow.queue.store.PositionEnd;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -33,9 +33,10 @@ import org.slf4j.LoggerFactory;
  * for a WAL flush, and one flush for hundreds of jobs is far cheaper than hundreds. A batch is
  * written when it is full or its oldest result has waited {@code maxDelay}.
  *
- * <p>Each job keeps its own token in the statement. A row the statement did not match either lost
- * its lease (logged, counted as {@code lease_lost} or {@code cancelled}) or was locked by another
- * session (tried again shortly, while the lease keeper goes on renewing it). A database error
+ * <p>Each job's end presents its fence (its claim's token and its position). An end the statement
+ * refused lost its lease (logged, counted as {@code lease_lost} or {@code cancelled}); one whose
+ * claim was locked by another session is sent again shortly, while the lease keeper goes on
+ * renewing it; one an earlier send already recorded (its reply lost) counts as written. A database error
  * retries the whole batch with backoff. This is the only place that ends an in-flight entry and
  * reports outcomes to the meters and, for queues with a circuit breaker, to their breakers: one
  * statement per guarded queue per batch, with its successes and failures in recorded order.
@@ -50,7 +51,8 @@ final class ResultWriter {
     private static final int LONG_LOCK_TRIES = 4;
     private static final long IDLE_POLL_MILLIS = 100;
 
-    private final JobStore store;
+    private final ClaimStore store;
+    private final BreakerStore breakerStore;
     private final InFlightJobs inFlight;
     private final QueueMetrics metrics;
     private final CircuitBreakers breakers;
@@ -77,10 +79,11 @@ final class ResultWriter {
      * @param capacity the most results accepted and not yet recorded (waiting, or to be tried
      *     again) before handler threads must wait to hand theirs over
      */
-    ResultWriter(JobStore store, InFlightJobs inFlight, QueueMetrics metrics, CircuitBreakers breakers,
-            Consumer<String> recordedFor, int maxBatch, Duration maxDelay, int capacity) {
+    ResultWriter(ClaimStore store, BreakerStore breakerStore, InFlightJobs inFlight, QueueMetrics metrics,
+            CircuitBreakers breakers, Consumer<String> recordedFor, int maxBatch, Duration maxDelay, int capacity) {
         this.room = new Semaphore(Math.max(1, capacity));
         this.store = store;
+        this.breakerStore = breakerStore;
         this.inFlight = inFlight;
         this.metrics = metrics;
         this.breakers = breakers;
@@ -120,6 +123,18 @@ final class ResultWriter {
             giveUp(); // queued just as the writer stopped
         }
         return pending.recorded;
+    }
+
+    /**
+     * Ends a run that is let go ({@link JobResult.Kind#LET_GO}) without waiting for room: the
+     * timeout check that calls this must not wait on the database.
+     */
+    void letGo(RunningJob run) {
+        Pending pending = new Pending(JobResult.letGo(run));
+        pending.holdsRoom = room.tryAcquire();
+        if (!finished) {
+            submitted.add(pending);
+        }
     }
 
     /**
@@ -209,7 +224,7 @@ final class ResultWriter {
             writeKinds(batch);
         } finally {
             if (!tally.isEmpty()) {
-                breakers.record(tally, store.breakers());
+                breakers.record(tally, breakerStore);
             }
             recordedQueues.forEach(recordedFor);
             recordedQueues.clear();
@@ -217,95 +232,81 @@ final class ResultWriter {
     }
 
     private void writeKinds(List<Pending> batch) {
-        List<Pending> completions = new ArrayList<>();
-        List<Pending> failures = new ArrayList<>();
-        List<Pending> releases = new ArrayList<>();
+        List<Pending> written = new ArrayList<>();
+        List<PositionEnd> ends = new ArrayList<>();
+        Set<Fence> fences = new HashSet<>();
         for (Pending pending : batch) {
             switch (pending.result.kind()) {
-                case COMPLETE -> completions.add(pending);
-                case FAIL, DISCARD, UNREADABLE -> failures.add(pending);
-                case RELEASE, RELEASE_UNSTARTED -> releases.add(pending);
                 case COMPLETED_IN_TRANSACTION -> finish(pending, JobOutcome.SUCCESS, JobStatus.COMPLETED);
                 case ABANDON -> finish(pending, pending.result.job().stopReason() == RunningJob.Stop.CANCELLED
                         ? JobOutcome.CANCELLED : JobOutcome.LEASE_LOST, null);
-            }
-        }
-        List<Pending> unmatched = new ArrayList<>();
-        if (!completions.isEmpty()) {
-            try {
-                Set<HeldJob> completed = store.completeMany(completions.stream().map(p -> p.job().held()).toList());
-                for (Pending pending : completions) {
-                    if (completed.contains(pending.job().held())) {
-                        finish(pending, JobOutcome.SUCCESS, JobStatus.COMPLETED);
+                default -> {
+                    if (fences.add(pending.job().fence())) {
+                        written.add(pending);
+                        ends.add(end(pending.result));
                     } else {
-                        unmatched.add(pending);
+                        // a let-go and its handler's own result: one end of a position per statement
+                        pending.notBeforeNanos = System.nanoTime();
+                        deferred.add(pending);
                     }
                 }
-            } catch (RuntimeException e) {
-                retryLater(completions, "complete", e);
             }
         }
-        if (!failures.isEmpty()) {
-            try {
-                Map<HeldJob, JobStatus> recorded = store.failMany(failures.stream().map(ResultWriter::failure).toList());
-                matchStatuses(failures, recorded, unmatched);
-            } catch (RuntimeException e) {
-                retryLater(failures, "record the failure of", e);
-            }
-        }
-        if (!releases.isEmpty()) {
-            try {
-                Map<HeldJob, JobStatus> released = store.releaseMany(releases.stream().map(ResultWriter::release).toList());
-                matchStatuses(releases, released, unmatched);
-            } catch (RuntimeException e) {
-                retryLater(releases, "release", e);
-            }
-        }
-        if (!unmatched.isEmpty()) {
-            sortOut(unmatched);
-        }
-    }
-
-    /** Matched by run: two results of one job (an old run and its re-claim) share an id, not a token. */
-    private void matchStatuses(List<Pending> written, Map<HeldJob, JobStatus> statuses, List<Pending> unmatched) {
-        for (Pending pending : written) {
-            JobStatus status = statuses.get(pending.job().held());
-            if (status == null) {
-                unmatched.add(pending);
-            } else {
-                finish(pending, outcomeOf(pending.result.kind()), status);
-            }
-        }
-    }
-
-    /** Rows a statement did not match: still ours but locked (try again), or lost. */
-    private void sortOut(List<Pending> unmatched) {
-        Map<Long, JobHolder> holders;
-        try {
-            holders = store.holders(unmatched.stream().map(p -> p.job().id()).toList());
-        } catch (RuntimeException e) {
-            retryLater(unmatched, "check the holders of", e);
+        if (ends.isEmpty()) {
             return;
         }
-        for (Pending pending : unmatched) {
-            JobHolder holder = holders.get(pending.job().id());
-            if (holder != null && holder.heldBy(pending.job().job().leaseToken())) {
-                // A concurrent claim's scan holds a row for a moment, routinely when several
-                // workers share a queue (a few jobs in a thousand with two JVMs draining one); only a
-                // lock held past the first retries is news to an operator.
-                if (pending.tries == 0) {
-                    log.debug("{} is locked by another session; its outcome is written when the lock is released",
-                            pending.job());
-                } else if (pending.tries == LONG_LOCK_TRIES) {
-                    log.warn("{} is still locked by another session after {} ms; its outcome is written when the"
-                            + " lock is released", pending.job(), lockedForMillis(LONG_LOCK_TRIES));
-                }
-                defer(pending);
-            } else {
-                finish(pending, holder != null && holder.status() == JobStatus.CANCELLED
+        Map<PositionEnd, EndResult> results;
+        try {
+            results = store.endMany(ends);
+        } catch (RuntimeException e) {
+            retryLater(written, "record the outcome of", e);
+            return;
+        }
+        for (int i = 0; i < written.size(); i++) {
+            Pending pending = written.get(i);
+            EndResult result = results.get(ends.get(i));
+            if (result == null) {
+                throw new IllegalStateException("no result for " + pending.job());
+            }
+            switch (result.verdict()) {
+                case ACCEPTED, ACCEPTED_BEFORE -> finish(pending, outcomeOf(pending.result.kind()), result.status());
+                case BUSY -> locked(pending);
+                case REFUSED -> finish(pending, result.status() == JobStatus.CANCELLED
+                        || pending.job().stopReason() == RunningJob.Stop.CANCELLED
                         ? JobOutcome.CANCELLED : JobOutcome.LEASE_LOST, null);
             }
         }
+    }
+
+    /**
+     * A claim another session holds locked for a moment (a concurrent claim's scan, an end being
+     * written, a renewal), routinely when several workers share a queue; only a lock held past the
+     * first retries is news to an operator.
+     */
+    private void locked(Pending pending) {
+        if (pending.tries == 0) {
+            log.debug("{} is locked by another session; its outcome is written when the lock is released",
+                    pending.job());
+        } else if (pending.tries == LONG_LOCK_TRIES) {
+            log.warn("{} is still locked by another session after {} ms; its outcome is written when the"
+                    + " lock is released", pending.job(), lockedForMillis(LONG_LOCK_TRIES));
+        }
+        defer(pending);
+    }
+
+    private static PositionEnd end(JobResult result) {
+        ClaimedPosition job = result.job().job();
+        return switch (result.kind()) {
+            case COMPLETE -> PositionEnd.completed(job);
+            case FAIL -> PositionEnd.failed(job, result.error(), result.retryDelay());
+            case DISCARD, UNREADABLE -> PositionEnd.discarded(job, result.error());
+            case RELEASE -> PositionEnd.interrupted(job);
+            case RELEASE_UNSTARTED -> PositionEnd.released(job);
+            case LET_GO -> PositionEnd.expired(job, result.retryDelay(),
+                    result.job().registration().options().maxLeaseExpiries());
+            case COMPLETED_IN_TRANSACTION, ABANDON -> throw new IllegalArgumentException(
+                    result.kind() + " writes no end");
+        };
     }
 
     private void retryLater(Collection<Pending> pendings, String action, RuntimeException e) {
@@ -340,12 +341,16 @@ final class ResultWriter {
         deferred.clear();
         submitted.drainTo(left);
         left.forEach(pending -> {
-            room.release();
+            pending.releaseRoom();
             unrecorded(pending);
         });
     }
 
     private void unrecorded(Pending pending) {
+        if (pending.result.kind() == JobResult.Kind.LET_GO) {
+            pending.recorded.complete(new RecordedOutcome(JobOutcome.UNRECORDED, null, pending.result));
+            return; // its lease expires with the rest of this runtime's
+        }
         breakers.dropped(pending.job().job().queue(), pending.result.kind());
         log.warn("{} {} could not be recorded before shutdown; it runs again after its lease expires",
                 pending.job(), pending.result.kind().name().toLowerCase(java.util.Locale.ROOT));
@@ -355,9 +360,16 @@ final class ResultWriter {
 
     private void finish(Pending pending, JobOutcome outcome, JobStatus status) {
         JobResult result = pending.result;
-        ClaimedJob job = result.job().job();
+        ClaimedPosition job = result.job().job();
         try {
             inFlight.remove(result.job());
+            if (result.kind() == JobResult.Kind.LET_GO) {
+                // counted when it was let go; its handler's own result is reported when it comes
+                recordedQueues.add(job.queue());
+                log.info("{} let go: its lease ended as expired; now {}", result.job(),
+                        status == null ? "recovered by the sweeper" : status.columnValue());
+                return;
+            }
             if (result.kind() == JobResult.Kind.UNREADABLE && outcome == JobOutcome.DISCARDED) {
                 metrics.unreadable(job.queue());
             } else {
@@ -375,7 +387,7 @@ final class ResultWriter {
             log.warn("{} {}: reporting it failed: {}", result.job(), outcome.name().toLowerCase(java.util.Locale.ROOT),
                     e.getClass().getName());
         } finally {
-            room.release();
+            pending.releaseRoom();
             pending.recorded.complete(new RecordedOutcome(outcome, status, result));
         }
     }
@@ -418,28 +430,25 @@ final class ResultWriter {
         };
     }
 
-    private static JobFailure failure(Pending pending) {
-        JobResult result = pending.result;
-        HeldJob held = result.job().held();
-        return new JobFailure(held.id(), held.leaseToken(), result.error(), result.retryDelay(),
-                result.kind() != JobResult.Kind.FAIL);
-    }
-
-    private static JobRelease release(Pending pending) {
-        HeldJob held = pending.job().held();
-        return new JobRelease(held.id(), held.leaseToken(), pending.result.kind() == JobResult.Kind.RELEASE_UNSTARTED);
-    }
-
-    private static final class Pending {
+    private final class Pending {
 
         final JobResult result;
         final long submittedNanos = System.nanoTime();
         final CompletableFuture<RecordedOutcome> recorded = new CompletableFuture<>();
         long notBeforeNanos;
         int tries;
+        /** Whether this result took room (a let-go may not have). */
+        boolean holdsRoom = true;
 
         Pending(JobResult result) {
             this.result = result;
+        }
+
+        void releaseRoom() {
+            if (holdsRoom) {
+                holdsRoom = false;
+                room.release();
+            }
         }
 
         RunningJob job() {

@@ -1,7 +1,6 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
+import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -28,9 +27,9 @@ final class RunningJob {
         SHUTDOWN
     }
 
-    private final ClaimedJob job;
+    private final ClaimedPosition job;
     private final HandlerRegistration registration;
-    private final HeldJob held;
+    private final Fence fence;
     private final AtomicReference<Stop> stop = new AtomicReference<>();
     private volatile Duration lease;
     /** When the last claim or renewal that confirmed the lease was sent: the lease runs from no earlier. */
@@ -43,9 +42,9 @@ final class RunningJob {
     private Thread thread;
 
     /** @param claimSentNanos when the claim statement that granted the lease was sent ({@link System#nanoTime()}) */
-    RunningJob(ClaimedJob job, HandlerRegistration registration, long claimSentNanos) {
+    RunningJob(ClaimedPosition job, HandlerRegistration registration, long claimSentNanos) {
         this.job = job;
-        this.held = new HeldJob(job.id(), job.leaseToken());
+        this.fence = new Fence(job.token(), job.position());
         this.registration = registration;
         this.lease = registration.options().lease();
         this.leaseConfirmedNanos = claimSentNanos;
@@ -74,7 +73,7 @@ final class RunningJob {
         return Duration.ofNanos(System.nanoTime() - leaseConfirmedNanos);
     }
 
-    ClaimedJob job() {
+    ClaimedPosition job() {
         return job;
     }
 
@@ -86,9 +85,9 @@ final class RunningJob {
         return registration;
     }
 
-    /** The run as its statements name it: the job's id and this claim's token. */
-    HeldJob held() {
-        return held;
+    /** The run as its statements name it: its claim's token and its position in the claim. */
+    Fence fence() {
+        return fence;
     }
 
     /** The lease each renewal asks for: the queue's, or longer when the handler extended it. */

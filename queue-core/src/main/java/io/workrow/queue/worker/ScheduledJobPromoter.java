@@ -1,6 +1,6 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.ClaimStore;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,12 +22,12 @@ final class ScheduledJobPromoter {
 
     private static final int BATCH_SIZE = 1000;
 
-    private final JobStore store;
+    private final ClaimStore store;
     private final Duration interval;
     private final Consumer<String> wake;
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-scheduler");
 
-    ScheduledJobPromoter(JobStore store, Duration interval, Consumer<String> wake) {
+    ScheduledJobPromoter(ClaimStore store, Duration interval, Consumer<String> wake) {
         this.store = store;
         this.interval = interval;
         this.wake = wake;

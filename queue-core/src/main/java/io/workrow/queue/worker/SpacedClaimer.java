@@ -1,7 +1,8 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.FairnessStore;
 import java.time.Duration;
 import java.util.List;
 
@@ -16,14 +17,17 @@ final class SpacedClaimer implements JobClaimer {
     /** The shortest wait, so that many keys with frontiers close together cost few claims. */
     private static final Duration MIN_WAIT = Duration.ofMillis(5);
 
-    private final JobStore store;
+    private final ClaimStore store;
+    private final FairnessStore fairness;
     private final String queue;
     private final String workerId;
     private final Duration lease;
     private final int ratePerMinute;
 
-    SpacedClaimer(JobStore store, String queue, String workerId, Duration lease, int ratePerMinute) {
+    SpacedClaimer(ClaimStore store, FairnessStore fairness, String queue, String workerId, Duration lease,
+            int ratePerMinute) {
         this.store = store;
+        this.fairness = fairness;
         this.queue = queue;
         this.workerId = workerId;
         this.lease = lease;
@@ -31,13 +35,13 @@ final class SpacedClaimer implements JobClaimer {
     }
 
     @Override
-    public List<ClaimedJob> claim(int limit, boolean probes) {
+    public List<ClaimedPosition> claim(int limit, boolean probes) {
         return store.claimSpaced(queue, workerId, limit, lease, probes, ratePerMinute);
     }
 
     @Override
     public Duration idleWait(Duration pollInterval) {
-        Duration untilNext = store.fairness().untilNextSpacedStart(queue);
+        Duration untilNext = fairness.untilNextSpacedStart(queue);
         if (untilNext == null || untilNext.compareTo(pollInterval) >= 0) {
             return pollInterval;
         }

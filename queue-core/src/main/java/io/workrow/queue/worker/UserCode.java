@@ -2,7 +2,7 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.JobOutcome;
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,7 +72,7 @@ final class UserCode {
         };
     }
 
-    private record GuardedRun(JobObserver.Run run, ClaimedJob job) implements JobObserver.Run {
+    private record GuardedRun(JobObserver.Run run, ClaimedPosition job) implements JobObserver.Run {
 
         @Override
         public void outcome(JobOutcome outcome) {

@@ -9,11 +9,13 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.QueueRuleStore;
 import io.workrow.queue.store.RecoveryRule;
+import io.workrow.queue.store.RowPerJobClaims;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
@@ -72,6 +74,8 @@ public final class WorkerRuntime implements AutoCloseable {
     public static final int MAX_DRAINED = 10_000;
 
     private final JobStore store;
+    /** The statements of a claim's life: claims, renewals, ends. */
+    private final ClaimStore claims;
     private final String workerId;
     private final Duration shutdownTimeout;
     private final InFlightJobs inFlight = new InFlightJobs();
@@ -107,6 +111,7 @@ public final class WorkerRuntime implements AutoCloseable {
         this.store = builder.store != null ? builder.store
                 : new JobStore(builder.dataSource, builder.schema != null ? builder.schema
                         : SchemaLookup.currentSchema(builder.dataSource));
+        this.claims = builder.claims != null ? builder.claims : new RowPerJobClaims(store);
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.queues = Set.copyOf(builder.registrations.keySet());
@@ -138,7 +143,8 @@ public final class WorkerRuntime implements AutoCloseable {
                 (int) Math.min(networkTimeoutMillis, renewEvery.toMillis()));
         this.handlerWritesConnection = new ReservedConnection(builder.dataSource, "handlers' own writes",
                 networkTimeoutMillis);
-        this.writer = new ResultWriter(store.on(writerConnection), inFlight, builder.metrics, breakers, queue -> {
+        this.writer = new ResultWriter(claims.on(writerConnection), store.on(writerConnection).breakers(), inFlight,
+                builder.metrics, breakers, queue -> {
             if (orderedQueues.contains(queue)) {
                 wake(queue);
             }
@@ -146,21 +152,22 @@ public final class WorkerRuntime implements AutoCloseable {
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
                         .mapToInt(registration -> registration.options().concurrency()
                                 + registration.options().prefetch()).sum());
-        this.keeper = new LeaseKeeper(store.on(keeperConnection), store.on(handlerWritesConnection), inFlight,
-                workerId, builder.metrics, renewEvery);
+        this.keeper = new LeaseKeeper(claims.on(keeperConnection), claims.on(handlerWritesConnection), writer::letGo,
+                inFlight, workerId, builder.metrics, renewEvery);
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
-        this.executor = new JobExecutor(store, builder.codec, writer, keeper, builder.errorDescriber,
+        this.executor = new JobExecutor(claims, builder.codec, writer, keeper, builder.errorDescriber,
                 builder.observer, inFlight);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            JobClaimer claimer = JobClaimer.forQueue(registration, store, workerId, registry);
+            JobClaimer claimer = JobClaimer.forQueue(registration, claimsFor(registration), store.fairness(), workerId,
+                    registry);
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
                     builder.metrics, threads, builder.pollInterval));
         }
-        this.promoter = new ScheduledJobPromoter(store, builder.pollInterval, this::wake);
+        this.promoter = new ScheduledJobPromoter(claims, builder.pollInterval, this::wake);
         this.recurring = builder.recurring.isEmpty() ? null
                 : new RecurringScheduler(List.copyOf(builder.recurring.values()), store.recurring(),
                         builder.producer != null ? builder.producer : new JdbcJobQueue(store, builder.codec),
@@ -172,6 +179,14 @@ public final class WorkerRuntime implements AutoCloseable {
         this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
                 builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
                         .mapToInt(r -> r.options().concurrency()).sum(), registry != null, recurring != null);
+    }
+
+    /**
+     * A transactional queue's claims fence each job alone: its handler's completion holds its claim
+     * locked until the handler's transaction ends, which must hold up no other job's end.
+     */
+    private ClaimStore claimsFor(HandlerRegistration registration) {
+        return registration.isTransactional() ? claims.perJob() : claims;
     }
 
     /**
@@ -353,13 +368,13 @@ public final class WorkerRuntime implements AutoCloseable {
         }
         startServices();
         JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
-                name -> JobClaimer.forDrain(registration, store, workerId));
+                name -> JobClaimer.forDrain(registration, claimsFor(registration), store.fairness(), workerId));
         promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
         Set<Long> ran = new HashSet<>();
         while (true) {
             long claimSentNanos = System.nanoTime();
-            List<ClaimedJob> claimed = claimer.claim(1, false);
+            List<ClaimedPosition> claimed = claimer.claim(1, false);
             if (claimed.isEmpty()) {
                 return runs;
             }
@@ -578,6 +593,7 @@ public final class WorkerRuntime implements AutoCloseable {
         private JobQueue producer;
         private SqlIdentifier schema;
         private JobStore store;
+        private ClaimStore claims;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
         private String workerId;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
@@ -607,6 +623,15 @@ public final class WorkerRuntime implements AutoCloseable {
          */
         public Builder store(JobStore store) {
             this.store = store;
+            return this;
+        }
+
+        /**
+         * The claim statements for the database's job layout: by default those of the one-row-per-job
+         * layout, on {@link #store}. It must use this builder's {@code DataSource}.
+         */
+        public Builder claims(ClaimStore claims) {
+            this.claims = claims;
             return this;
         }
 

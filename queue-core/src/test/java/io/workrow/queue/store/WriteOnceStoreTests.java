@@ -242,6 +242,8 @@ class WriteOnceStoreTests {
         assertThat(moved).extracting(MovedJob::leaseExpiries).containsOnly(1);
         assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(1)))).values())
                 .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.REFUSED);
+        assertThat(store.stillHeld(List.of(new ClaimLease(claimed.get(0).token(), LEASE, claimed))))
+                .as("swept, not locked").isEmpty();
         assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
                 ids.get(2))).isEqualTo("lease expired while held by node-a");
         assertThat(database.jdbc().queryForList("SELECT status FROM workrow_outcome ORDER BY job_id", String.class))
@@ -261,8 +263,10 @@ class WriteOnceStoreTests {
             try (Statement statement = operator.createStatement()) {
                 statement.execute("SELECT * FROM workrow_claim FOR KEY SHARE");
             }
-            assertThat(store.renewLeases("node-a", Map.of(token, LEASE), LEASE))
+            assertThat(store.renewLeases("node-a", List.of(new ClaimLease(token, LEASE, claimed)), LEASE))
                     .as("the row is locked: no renewal, but a vouch").isEmpty();
+            assertThat(store.stillHeld(List.of(new ClaimLease(token, LEASE, claimed))))
+                    .as("locked, not lost").containsExactly(token);
             operator.rollback();
         }
         assertThat(database.jdbc().queryForObject(
@@ -270,7 +274,8 @@ class WriteOnceStoreTests {
         assertThat(store.sweepExpiredLeases(100, List.of(), NO_BACKOFF))
                 .as("expired, unlocked, but vouched for by a live holder").isEmpty();
         assertThat(store.cancel("mail", ids.get(1))).isTrue();
-        assertThat(store.renewLeases("node-a", Map.of(token, LEASE), LEASE)).isEqualTo(Map.of(token, Set.of(2)));
+        assertThat(store.renewLeases("node-a", List.of(new ClaimLease(token, LEASE, claimed)), LEASE))
+                .isEqualTo(Map.of(token, Set.of(2)));
         assertOneHomeEach();
     }
 

@@ -2,7 +2,7 @@ package io.workrow.queue.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.workrow.queue.store.ClaimedJob;
+import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -33,7 +33,7 @@ class RunningJobTests {
     }
 
     private static RunningJob held(long claimSentNanos) {
-        ClaimedJob job = new ClaimedJob(1, "lease", null, null, "{}", "{}", 1, 5, null, 7, Instant.now());
+        ClaimedPosition job = new ClaimedPosition(7, 1, 1, "lease", null, null, "{}", "{}", 1, 5, 0, null, Instant.now());
         HandlerRegistration registration = new HandlerRegistration("lease", Object.class, (payload, context) -> {
         }, QueueOptions.defaults().withLease(LEASE));
         return new RunningJob(job, registration, claimSentNanos);

@@ -1,0 +1,87 @@
+package io.workrow.queue.store;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * The statements of a claim's life, as the runtime runs them: claim due jobs as a batch under one
+ * lease, renew the lease, record each claimed position's end. A claimed job is fenced by its
+ * claim's token and its position in the claim; every write about it presents both, and a claim
+ * that was swept, or a position that was cancelled, refuses it.
+ */
+public interface ClaimStore {
+
+    /** Claims up to {@code limit} due jobs of {@code queue} under one lease ({@code probes}: breaker probes). */
+    List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes);
+
+    /**
+     * Claims up to {@code limit} jobs of an ordered queue: per partition key in {@code buckets}, the
+     * oldest ready job while no job of the key runs ({@code skipFailed}: a job of the key waiting to
+     * retry does not hold it).
+     */
+    List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
+            int[] buckets, boolean skipFailed);
+
+    /** Claims up to {@code limit} jobs of a weighted fair queue (its keys share starts by weight). */
+    List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease, boolean probes);
+
+    /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
+    List<ClaimedPosition> claimBurst(String queue, String worker, int limit, Duration lease, boolean probes,
+            int ratePerMinute);
+
+    /** Claims up to {@code limit} jobs of a spaced fair queue: one job per key per {@code 1 / rate}. */
+    List<ClaimedPosition> claimSpaced(String queue, String worker, int limit, Duration lease, boolean probes,
+            int ratePerMinute);
+
+    /**
+     * Makes up to {@code limit} scheduled jobs that have fallen due claimable; returns how many per
+     * queue.
+     */
+    Map<String, Integer> promoteScheduled(int limit);
+
+    /**
+     * Ends positions and says of each whether it counted; {@link EndResult.Verdict#BUSY} ends are
+     * to be sent again. An end must not be sent twice in one call.
+     */
+    Map<PositionEnd, EndResult> endMany(Collection<PositionEnd> ends);
+
+    /**
+     * Completes one job inside the transaction of the caller's thread (a transactional handler's),
+     * on this store's data source, waiting for locks rather than skipping; false when the position
+     * is no longer open (the lease was lost, or the job cancelled).
+     */
+    boolean completeInTransaction(ClaimedPosition job);
+
+    /**
+     * Renews each claim by its own lease and vouches for all of them until {@code vouch} from now.
+     * Returns each renewed claim's dropped positions (cancelled jobs, whose handlers are to be
+     * interrupted); a claim missing from the result was lost or is locked by another session for
+     * now ({@link #stillHeld} tells which).
+     */
+    Map<Long, Set<Integer>> renewLeases(String worker, Collection<ClaimLease> claims, Duration vouch);
+
+    /** The tokens of {@code claims} that still hold their jobs, read without waiting on locks. */
+    Set<Long> stillHeld(Collection<ClaimLease> claims);
+
+    /** {@code worker} vouches for no lease any more (it is stopping). */
+    void forgetLeaseHolder(String worker);
+
+    /** Records the step a running job reached; false when its position is no longer open. */
+    boolean saveStep(ClaimedPosition job, String step);
+
+    /** Extends a running job's lease to at least {@code lease} from now; false when its position is closed. */
+    boolean extendLease(ClaimedPosition job, Duration lease);
+
+    /** The same statements on another data source (the runtime's reserved connections). */
+    ClaimStore on(DataSource dataSource);
+
+    /**
+     * The same statements with claims that fence each job alone, for a transactional queue, whose
+     * handler's open transaction holds its claim locked until it ends.
+     */
+    ClaimStore perJob();
+}
