@@ -1006,6 +1006,15 @@ final class WriteOnceSql {
             SELECT {schema}.workrow_extend_job_data(?)
             """;
 
+    /**
+     * Retires the data of jobs finished more than {@code ?} milliseconds ago, whole id ranges at a
+     * time ({@code workrow_retire_job_data}, V13); the partitions dropped.
+     */
+    static final String JOB_DATA_RETIRE = """
+            SELECT name FROM {schema}.workrow_retire_job_data(statement_timestamp() - ? * interval '1 millisecond')
+                AS name
+            """;
+
     /** A claim statement rendered to write one claim row per job claimed, each at position 1. */
     static String renderPerJob(String sql, SqlIdentifier schema) {
         return render(sql.replace("{claim_group}", "id").replace("{position}", "1")

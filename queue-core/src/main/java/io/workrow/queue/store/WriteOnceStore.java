@@ -72,6 +72,7 @@ public final class WriteOnceStore implements ClaimStore {
     private final String leaseHolderForget;
     private final JobReads reads;
     private final String jobDataExtend;
+    private final String jobDataRetire;
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
@@ -119,6 +120,7 @@ public final class WriteOnceStore implements ClaimStore {
         this.stillHeld = WriteOnceSql.render(WriteOnceSql.CLAIMS_STILL_HELD, schema);
         this.leaseHolderForget = WriteOnceSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
         this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
+        this.jobDataRetire = WriteOnceSql.render(WriteOnceSql.JOB_DATA_RETIRE, schema);
         // the dead groups are today's statement, read from workrow_dead
         this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
                 WriteOnceSql.render(WriteOnceSql.JOB_LIST_RUNNING, schema),
@@ -539,6 +541,27 @@ public final class WriteOnceStore implements ClaimStore {
                 }
             }
         }));
+    }
+
+    /**
+     * Drops the job data of jobs finished more than {@code retention} ago, a whole id range at a
+     * time, keeping the range's stragglers (jobs still live, dead, or finished since) in the
+     * default partition; returns the partitions dropped. One transaction, whose lock on the job
+     * data gives up after {@link #PARTITION_LOCK_TIMEOUT} rather than hold up claims and enqueues.
+     */
+    public List<String> retireJobData(Duration retention) {
+        return underPartitionLock(connection -> {
+            List<String> dropped = new ArrayList<>();
+            try (PreparedStatement statement = connection.prepareStatement(jobDataRetire)) {
+                statement.setLong(1, retention.toMillis());
+                try (java.sql.ResultSet rs = statement.executeQuery()) {
+                    while (rs.next()) {
+                        dropped.add(rs.getString("name"));
+                    }
+                }
+            }
+            return dropped;
+        });
     }
 
     /** The database's time: where a batched operator write takes its cutoff. */

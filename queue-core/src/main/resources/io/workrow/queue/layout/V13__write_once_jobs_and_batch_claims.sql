@@ -323,6 +323,92 @@ BEGIN
 END;
 $$;
 
+-- Retires the job data of jobs finished before cutoff, whole id ranges at a time: a range
+-- partition whose newest job was created before cutoff is detached and dropped, its stragglers
+-- (jobs still waiting, running at an open position of a claim, or dead, or with an outcome on or
+-- after cutoff) first copied into
+-- the default partition, the dropped jobs' idempotency keys deleted. The default partition's own
+-- stragglers that have since finished before cutoff are deleted row by row (they are few). Columns
+-- are named: the first range is the old table, whose columns are in another order. The
+-- newest range is never retired: ids still land in it. Locks workrow_job_data before it looks
+-- for stragglers, so an enqueue into an old range by a transaction that commits late is waited
+-- for and kept, not dropped. Returns the partitions dropped.
+CREATE FUNCTION workrow_retire_job_data(cutoff timestamptz) RETURNS SETOF text
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS
+$$
+DECLARE
+    range        record;
+    last_created timestamptz;
+BEGIN
+    LOCK TABLE workrow_job_data IN ACCESS EXCLUSIVE MODE;
+    FOR range IN
+        WITH bounds AS (
+            SELECT child.relname AS name,
+                   regexp_match(pg_get_expr(child.relpartbound, child.oid),
+                                'FROM \((MINVALUE|''-?\d+'')\) TO \(''(-?\d+)''\)') AS bounds
+            FROM pg_inherits
+            JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
+            WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass
+        ), ranges AS (
+            SELECT name,
+                   CASE WHEN bounds[1] = 'MINVALUE' THEN -9223372036854775808
+                        ELSE btrim(bounds[1], '''')::bigint END AS low,
+                   bounds[2]::bigint AS high
+            FROM bounds WHERE bounds IS NOT NULL
+        )
+        SELECT name, low, high FROM ranges
+        WHERE high < (SELECT max(high) FROM ranges)
+        ORDER BY high
+    LOOP
+        EXECUTE format('SELECT created_at FROM %I ORDER BY id DESC LIMIT 1', range.name) INTO last_created;
+        CONTINUE WHEN last_created >= cutoff;
+        EXECUTE format('ALTER TABLE workrow_job_data DETACH PARTITION %I', range.name);
+        EXECUTE format($straggle$
+            INSERT INTO workrow_job_data (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                          payload, headers, max_attempts, fairness_key, created_at)
+            SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key, payload, headers,
+                   max_attempts, fairness_key, created_at
+            FROM %I AS data
+            WHERE data.id IN (SELECT id FROM workrow_ready WHERE id >= $1 AND id < $2
+                              UNION SELECT id FROM workrow_scheduled WHERE id >= $1 AND id < $2
+                              UNION SELECT id FROM workrow_dead WHERE id >= $1 AND id < $2
+                              UNION SELECT held.id
+                                    FROM workrow_claim AS claim,
+                                         unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                                    WHERE held.id >= $1 AND held.id < $2
+                                      AND get_bit(claim.settled, held.position::int - 1) = 0
+                                      AND get_bit(claim.dropped, held.position::int - 1) = 0
+                              UNION SELECT job_id FROM workrow_outcome
+                                    WHERE job_id >= $1 AND job_id < $2 AND finished_at >= $3)
+            $straggle$, range.name) USING range.low, range.high, cutoff;
+        DELETE FROM workrow_job_key AS key
+        WHERE key.job_id >= range.low AND key.job_id < range.high
+          AND NOT EXISTS (SELECT 1 FROM workrow_job_data_default AS kept WHERE kept.id = key.job_id);
+        EXECUTE format('DROP TABLE %I', range.name);
+        RETURN NEXT range.name;
+    END LOOP;
+    WITH gone AS (
+        DELETE FROM workrow_job_data_default AS data
+        WHERE data.created_at < cutoff
+          AND NOT EXISTS (SELECT 1 FROM workrow_ready WHERE id = data.id)
+          AND NOT EXISTS (SELECT 1 FROM workrow_scheduled WHERE id = data.id)
+          AND NOT EXISTS (SELECT 1 FROM workrow_dead WHERE id = data.id)
+          AND NOT EXISTS (SELECT 1
+                          FROM workrow_claim AS claim,
+                               unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                          WHERE held.id = data.id
+                            AND get_bit(claim.settled, held.position::int - 1) = 0
+                            AND get_bit(claim.dropped, held.position::int - 1) = 0)
+          AND NOT EXISTS (SELECT 1 FROM workrow_outcome WHERE job_id = data.id AND finished_at >= cutoff)
+        RETURNING data.id
+    )
+    DELETE FROM workrow_job_key AS key
+    USING gone
+    WHERE key.job_id = gone.id;
+END;
+$$;
+
 -- 4. Indexes of the homes, built after the moves.
 
 -- The claims' indexes, as the old table's pending-only ones (docs/storage-layout.md, "Indexes").

@@ -701,6 +701,67 @@ class WriteOnceStoreTests {
         assertOneHomeEach();
     }
 
+    /**
+     * A range of jobs created a month ago: two finished then (dropped with the range, keys and
+     * all), the rest still waiting, scheduled, running, dead, or finished within the retention,
+     * which live on in the default partition; once one of those finishes before the cutoff too, the
+     * next pass deletes it from the default.
+     */
+    @Test
+    void retentionDropsAnOldIdRangeAndKeepsItsStragglersInTheDefault() {
+        long high = database.jdbc().queryForObject("""
+                SELECT max((regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''(\\d+)''\\)'))[1]::bigint)
+                FROM pg_inherits JOIN pg_class AS c ON c.oid = pg_inherits.inhrelid
+                WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass
+                """, Long.class);
+        database.jdbc().queryForObject("SELECT setval('workrow_job_id_seq', ?)", Long.class, high - 10);
+        List<Long> ids = store.insertMany(IntStream.range(0, 7).mapToObj(i -> keyed("mail", "k" + i)).toList());
+        String oldRange = database.jdbc().queryForObject(
+                "SELECT tableoid::regclass::text FROM workrow_job_data WHERE id = ?", String.class, ids.get(0));
+        assertThat(store.extendJobData(1000)).contains("workrow_job_data_" + high);
+        database.jdbc().update("UPDATE workrow_job_data SET created_at = now() - interval '30 days' WHERE id = ANY (?)",
+                (Object) ids.toArray(Long[]::new));
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+        assertThat(claimed).extracting(ClaimedPosition::id).containsExactlyElementsOf(ids);
+        store.endMany(List.of(PositionEnd.completed(claimed.get(0)), PositionEnd.completed(claimed.get(1)),
+                PositionEnd.discarded(claimed.get(2), "poison"), PositionEnd.released(claimed.get(4)),
+                PositionEnd.failed(claimed.get(5), "later", Duration.ofHours(1)),
+                PositionEnd.completed(claimed.get(6))));
+        monthOld(ids.get(0), ids.get(6));
+
+        assertThat(store.retireJobData(Duration.ofDays(7))).contains(oldRange)
+                .doesNotContain("workrow_job_data_" + high);
+
+        List<Long> kept = List.of(ids.get(1), ids.get(2), ids.get(3), ids.get(4), ids.get(5));
+        assertThat(database.jdbc().queryForList("""
+                SELECT id FROM workrow_job_data WHERE id = ANY (?) AND tableoid = 'workrow_job_data_default'::regclass
+                ORDER BY id
+                """, Long.class, (Object) ids.toArray(Long[]::new))).containsExactlyElementsOf(kept);
+        assertThat(database.jdbc().queryForList("SELECT job_id FROM workrow_job_key ORDER BY job_id", Long.class))
+                .as("the dropped jobs' keys, and only theirs, are gone").containsExactlyElementsOf(kept);
+        assertThat(kept).extracting(this::statusOf)
+                .containsExactly("completed", "dead", "running", "pending", "scheduled");
+        assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(3)))).values())
+                .extracting(EndResult::verdict).as("a straggler still ends").containsExactly(EndResult.Verdict.ACCEPTED);
+        assertThat(store.retryDead(List.of(ids.get(2)), null, null, null)).isEqualTo(1);
+        assertThat(store.insertMany(List.of(keyed("mail", "k0"))).get(0)).as("a dropped job's key is free again")
+                .isNotEqualTo(ids.get(0));
+
+        monthOld(ids.get(1));
+        store.retireJobData(Duration.ofDays(7));
+        assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job_data WHERE id = ANY (?) ORDER BY id",
+                Long.class, (Object) ids.toArray(Long[]::new)))
+                .as("finished before the cutoff since: deleted from the default")
+                .containsExactly(ids.get(2), ids.get(3), ids.get(4), ids.get(5));
+        assertOneHomeEach();
+    }
+
+    /** Moves the outcomes of {@code ids} a month back, as if they had finished then. */
+    private void monthOld(Long... ids) {
+        database.jdbc().update("UPDATE workrow_outcome SET finished_at = now() - interval '30 days' WHERE job_id = ANY (?)",
+                (Object) ids);
+    }
+
     @Test
     void aLateEndIsToldFromAResendByItsKind() {
         enqueue("mail", 2);
