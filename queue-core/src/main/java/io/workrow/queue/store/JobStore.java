@@ -81,7 +81,6 @@ public final class JobStore {
     private final JdbcTemplate timed;
     private final SqlIdentifier schema;
     private final Duration statementTimeout;
-    private final String channel;
     private final String insertMany;
     private final String insertManyWithoutIdempotencyKeys;
     private final String insertOne;
@@ -104,20 +103,13 @@ public final class JobStore {
     private final String retireExhausted;
     private final String pruneFinished;
     private final String tableCheck;
-    private final String queuePause;
-    private final String queueResume;
-    private final String queuePaused;
     private final String promoteScheduled;
     private final String retryDead;
     private final String cancel;
     private final String cancelDead;
     private final String databaseNow;
     private final JobReads reads;
-    private final BreakerStore breakers;
-    private final FairnessStore fairness;
-    private final WorkerStore workers;
-    private final RecurringStore recurring;
-    private final QueueRuleStore queueRules;
+    private final QueueControls controls;
 
     public JobStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
@@ -133,7 +125,6 @@ public final class JobStore {
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.schema = schema;
         this.statementTimeout = statementTimeout;
-        this.channel = NotifyChannel.of(schema);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
         this.insertManyWithoutIdempotencyKeys = JobSql.render(JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
         this.insertOne = JobSql.render(JobSql.JOB_INSERT_ONE, schema);
@@ -156,9 +147,6 @@ public final class JobStore {
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.pruneFinished = JobSql.render(JobSql.JOB_PRUNE_FINISHED, schema);
         this.tableCheck = JobSql.render(JobSql.JOB_TABLE_CHECK, schema);
-        this.queuePause = JobSql.render(JobSql.QUEUE_PAUSE, schema);
-        this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
-        this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
@@ -169,11 +157,7 @@ public final class JobStore {
                 JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
                 JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema), JobSql.render(JobSql.JOB_FIND, schema),
                 JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema));
-        this.breakers = new BreakerStore(timed, schema);
-        this.fairness = new FairnessStore(timed, schema);
-        this.workers = new WorkerStore(timed, schema);
-        this.recurring = new RecurringStore(timed, schema);
-        this.queueRules = new QueueRuleStore(timed, schema);
+        this.controls = new QueueControls(timed, schema);
     }
 
     /** The schema this store's statements address. */
@@ -201,32 +185,32 @@ public final class JobStore {
 
     /** The circuit breaker statements, on this store's connections. */
     public BreakerStore breakers() {
-        return breakers;
+        return controls.breakers;
     }
 
     /** The fair queues' per-key settings and state. */
     public FairnessStore fairness() {
-        return fairness;
+        return controls.fairness;
     }
 
     /** The worker registry statements, on this store's connections. */
     public WorkerStore workers() {
-        return workers;
+        return controls.workers;
     }
 
     /** The recurring job statements, on this store's connections. */
     public RecurringStore recurring() {
-        return recurring;
+        return controls.recurring;
     }
 
     /** The queue rule statements (what the sweeper applies to each queue), on this store's connections. */
     public QueueRuleStore queueRules() {
-        return queueRules;
+        return controls.queueRules;
     }
 
     /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
     public String notifyChannel() {
-        return channel;
+        return controls.notifyChannel();
     }
 
     /**
@@ -570,17 +554,7 @@ public final class JobStore {
      * listed too (and can be paused from the page).
      */
     public List<QueueStats> queueStats() {
-        Map<String, QueueDepth> depths = new TreeMap<>();
-        for (QueueDepth depth : queueDepth()) {
-            depths.put(depth.queue(), depth);
-        }
-        Set<String> paused = new HashSet<>(pausedQueues());
-        paused.forEach(queue -> depths.putIfAbsent(queue, QueueDepth.empty(queue)));
-        queueRules.list().forEach(declared -> depths.putIfAbsent(declared.rule().queue(),
-                QueueDepth.empty(declared.rule().queue())));
-        return depths.values().stream().map(depth -> new QueueStats(depth.queue(), depth.pending(), depth.due(),
-                depth.scheduled(), depth.running(), depth.dead(), depth.lag(), paused.contains(depth.queue())))
-                .toList();
+        return controls.queueStats(queueDepth());
     }
 
     /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
@@ -590,17 +564,17 @@ public final class JobStore {
 
     /** Pauses {@code queue} on every node sharing the database. */
     public void pauseQueue(String queue, String reason) {
-        timed.update(queuePause, queue, reason);
+        controls.pauseQueue(queue, reason);
     }
 
     /** Resumes {@code queue}; false when it was not paused. */
     public boolean resumeQueue(String queue) {
-        return !timed.query(queueResume, (rs, row) -> rs.getString("queue"), queue).isEmpty();
+        return controls.resumeQueue(queue);
     }
 
     /** The paused queues, by name. */
     public List<String> pausedQueues() {
-        return timed.queryForList(queuePaused, String.class);
+        return controls.pausedQueues();
     }
 
     /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */

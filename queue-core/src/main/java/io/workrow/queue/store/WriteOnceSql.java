@@ -1007,6 +1007,31 @@ final class WriteOnceSql {
             """;
 
     /**
+     * Deletes up to {@code ?} dead jobs that died more than {@code ?} milliseconds ago, with their
+     * saved steps (dead is the last home that keeps a step); their data goes with its id range.
+     * Dead jobs are few by nature, so this is the one retention that deletes rows one by one.
+     */
+    static final String JOB_PRUNE_DEAD = """
+            WITH old AS (
+                SELECT id FROM {dead}
+                WHERE finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                ORDER BY finished_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), steps AS (
+                DELETE FROM {step} AS step USING old WHERE step.job_id = old.id
+            )
+            DELETE FROM {dead} AS dead
+            USING old
+            WHERE dead.id = old.id
+            """;
+
+    /** Whether the database answers and the job data is there (the health check). */
+    static final String JOB_TABLE_CHECK = """
+            SELECT 1 FROM {job_data} LIMIT 0
+            """;
+
+    /**
      * Retires the data of jobs finished more than {@code ?} milliseconds ago, whole id ranges at a
      * time ({@code workrow_retire_job_data}, V13); the partitions dropped.
      */

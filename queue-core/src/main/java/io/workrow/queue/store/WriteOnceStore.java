@@ -73,6 +73,9 @@ public final class WriteOnceStore implements ClaimStore {
     private final JobReads reads;
     private final String jobDataExtend;
     private final String jobDataRetire;
+    private final String pruneDead;
+    private final String tableCheck;
+    private final QueueControls controls;
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
@@ -121,6 +124,9 @@ public final class WriteOnceStore implements ClaimStore {
         this.leaseHolderForget = WriteOnceSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
         this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
         this.jobDataRetire = WriteOnceSql.render(WriteOnceSql.JOB_DATA_RETIRE, schema);
+        this.pruneDead = WriteOnceSql.render(WriteOnceSql.JOB_PRUNE_DEAD, schema);
+        this.tableCheck = WriteOnceSql.render(WriteOnceSql.JOB_TABLE_CHECK, schema);
+        this.controls = new QueueControls(timed, schema);
         // the dead groups are today's statement, read from workrow_dead
         this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
                 WriteOnceSql.render(WriteOnceSql.JOB_LIST_RUNNING, schema),
@@ -148,6 +154,89 @@ public final class WriteOnceStore implements ClaimStore {
     @Override
     public WriteOnceStore on(DataSource other) {
         return new WriteOnceStore(other, schema, statementTimeout, claimsPerJob);
+    }
+
+    /** The schema this store's statements address. */
+    public SqlIdentifier schema() {
+        return schema;
+    }
+
+    /** The connections this store's statements run on: a transaction meant to span them is opened on it. */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** The longest any statement of Workrow's own threads may run through this store. */
+    public Duration statementTimeout() {
+        return statementTimeout;
+    }
+
+    /** The circuit breaker statements, on this store's connections. */
+    public BreakerStore breakers() {
+        return controls.breakers;
+    }
+
+    /** The fair queues' per-key settings and state. */
+    public FairnessStore fairness() {
+        return controls.fairness;
+    }
+
+    /** The worker registry statements, on this store's connections. */
+    public WorkerStore workers() {
+        return controls.workers;
+    }
+
+    /** The recurring job statements, on this store's connections. */
+    public RecurringStore recurring() {
+        return controls.recurring;
+    }
+
+    /** The queue rule statements (what the sweeper applies to each queue), on this store's connections. */
+    public QueueRuleStore queueRules() {
+        return controls.queueRules;
+    }
+
+    /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
+    public String notifyChannel() {
+        return controls.notifyChannel();
+    }
+
+    /** Pauses {@code queue} on every node sharing the database. */
+    public void pauseQueue(String queue, String reason) {
+        controls.pauseQueue(queue, reason);
+    }
+
+    /** Resumes {@code queue}; false when it was not paused. */
+    public boolean resumeQueue(String queue) {
+        return controls.resumeQueue(queue);
+    }
+
+    /** The paused queues, by name. */
+    public List<String> pausedQueues() {
+        return controls.pausedQueues();
+    }
+
+    /** Open work per queue as {@code QueueAdmin.stats} shows it, idle paused or declared queues included. */
+    public List<io.workrow.queue.QueueStats> queueStats() {
+        return controls.queueStats(queueDepth());
+    }
+
+    /** Runs the table check; throws when the database or Workrow's tables cannot be reached. */
+    public void tableCheck() {
+        timed.query(tableCheck, (org.springframework.jdbc.core.RowCallbackHandler) rs -> { });
+    }
+
+    /**
+     * Inserts one job and returns its id, or the id of the job that already holds its
+     * idempotency key.
+     */
+    public long insertOne(NewJob job) {
+        return insertMany(List.of(job)).get(0);
+    }
+
+    /** Deletes up to {@code limit} dead jobs that died more than {@code olderThan} ago; returns how many. */
+    public int pruneDead(Duration olderThan, int limit) {
+        return timed.update(pruneDead, olderThan.toMillis(), limit);
     }
 
     /**

@@ -756,6 +756,41 @@ class WriteOnceStoreTests {
         assertOneHomeEach();
     }
 
+    @Test
+    void queuesArePausedAndCountedAndOneJobIsEnqueuedByItsKey() {
+        store.tableCheck();
+        long first = store.insertOne(keyed("mail", "receipt-1"));
+        assertThat(store.insertOne(keyed("mail", "receipt-1"))).as("the same key").isEqualTo(first);
+        store.insertOne(job("reports"));
+        store.pauseQueue("reports", "month end");
+        store.pauseQueue("idle", "nothing yet");
+        assertThat(store.pausedQueues()).containsExactly("idle", "reports");
+        assertThat(store.queueStats()).extracting(stats -> stats.queue() + ":" + stats.pending() + ":" + stats.paused())
+                .containsExactly("idle:0:true", "mail:1:false", "reports:1:true");
+        assertThat(store.claim("reports", "node-a", 10, LEASE, false)).as("paused").isEmpty();
+        assertThat(store.resumeQueue("reports")).isTrue();
+        assertThat(store.resumeQueue("reports")).isFalse();
+        assertThat(store.claim("reports", "node-a", 10, LEASE, false)).hasSize(1);
+        store.resumeQueue("idle");
+    }
+
+    @Test
+    void deadJobsPastTheirRetentionAreDeletedWithTheirSteps() {
+        List<Long> ids = enqueue("mail", 2);
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 10, LEASE, false);
+        assertThat(store.saveStep(claimed.get(0), "charged")).isTrue();
+        store.endMany(List.of(PositionEnd.discarded(claimed.get(0), "poison"),
+                PositionEnd.discarded(claimed.get(1), "poison")));
+        database.jdbc().update("UPDATE workrow_dead SET finished_at = now() - interval '40 days' WHERE id = ?",
+                ids.get(0));
+
+        assertThat(store.pruneDead(Duration.ofDays(30), 100)).isEqualTo(1);
+
+        assertThat(database.jdbc().queryForList("SELECT id FROM workrow_dead", Long.class)).containsExactly(ids.get(1));
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_step", Integer.class)).isZero();
+        assertThat(store.pruneDead(Duration.ofDays(30), 100)).isZero();
+    }
+
     /** Moves the outcomes of {@code ids} a month back, as if they had finished then. */
     private void monthOld(Long... ids) {
         database.jdbc().update("UPDATE workrow_outcome SET finished_at = now() - interval '30 days' WHERE job_id = ANY (?)",
