@@ -2,7 +2,7 @@ package io.workrow.queue.benchmark;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.store.SqlIdentifier;
 import java.io.StringReader;
@@ -21,7 +21,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * What loading a bulk enqueue costs two ways, in turns, each on a freshly migrated schema: Workrow's
- * own {@code JobStore.insertMany} (one INSERT over eleven unnested arrays, ids returned) against
+ * own {@code RowPerJobStore.insertMany} (one INSERT over eleven unnested arrays, ids returned) against
  * the same rows through COPY (ids taken first from the identity sequence with the database's time,
  * then the rows as text), {@code chunk} jobs without keys per call from one caller, as
  * {@code JobQueue.enqueueAll} sends them. The payloads are encoded beforehand, the same for both.
@@ -57,7 +57,7 @@ public final class BulkEnqueueStatementsBenchmark {
                 for (String variant : VARIANTS) {
                     jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
                     new WorkrowMigrations(dataSource, schema).migrate();
-                    JobStore store = new JobStore(dataSource, schema);
+                    RowPerJobStore store = new RowPerJobStore(dataSource, schema);
                     long started = System.nanoTime();
                     for (int loaded = 0; loaded < jobs; loaded += chunk) {
                         List<Long> ids = variant.equals("insert") ? store.insertMany(batch) : copy(dataSource, schema, batch);

@@ -6,7 +6,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -51,7 +51,7 @@ public final class DrainBenchmark {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
             new WorkrowMigrations(dataSource, schema).migrate();
-            JobStore store = new JobStore(dataSource, schema);
+            RowPerJobStore store = new RowPerJobStore(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
             System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d cores=%d java=%s%n",

@@ -3,7 +3,7 @@ package io.workrow.queue.benchmark;
 import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -128,7 +128,7 @@ public final class DrainStatementsBenchmark {
     /** Drains the queue with {@code clients} threads, each claiming a batch and ending it; returns jobs/s. */
     private static double drain(HikariDataSource dataSource, SqlIdentifier schema, Variant variant, int clients,
             int batch) throws Exception {
-        JobStore store = new JobStore(dataSource, schema);
+        RowPerJobStore store = new RowPerJobStore(dataSource, schema);
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         String end = variant.end().equals("update") ? null : endStatement(jdbc, schema, variant.end());
         String claim = variant.claim().equals("workrow") ? null

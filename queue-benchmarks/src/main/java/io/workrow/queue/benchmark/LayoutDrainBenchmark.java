@@ -6,7 +6,7 @@ import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.EndResult;
 import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.store.PositionEnd;
 import io.workrow.queue.store.SqlIdentifier;
@@ -60,7 +60,7 @@ public final class LayoutDrainBenchmark {
     private static final Duration LEASE = Duration.ofMinutes(5);
 
     private enum Layout {
-        GRAPHILE("graphile-worker's shape"), TODAY("today (V12, JobStore)"),
+        GRAPHILE("graphile-worker's shape"), TODAY("today (V12, RowPerJobStore)"),
         WRITE_ONCE("write-once (V13, WriteOnceStore)");
 
         final String label;
@@ -127,7 +127,7 @@ public final class LayoutDrainBenchmark {
             case GRAPHILE -> new GraphileShape(jdbc, schema).create();
             case TODAY -> {
                 new WorkrowMigrations(dataSource, schema).migrate();
-                yield new TodayShape(new JobStore(dataSource, schema));
+                yield new TodayShape(new RowPerJobStore(dataSource, schema));
             }
             case WRITE_ONCE -> {
                 Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(dataSource)
@@ -219,7 +219,7 @@ public final class LayoutDrainBenchmark {
         long end(String worker, List<T> jobs);
     }
 
-    private record TodayShape(JobStore store) implements Shape<HeldJob> {
+    private record TodayShape(RowPerJobStore store) implements Shape<HeldJob> {
 
         public void enqueue(List<NewJob> jobs) {
             store.insertMany(jobs);

@@ -5,7 +5,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.FairnessOptions;
@@ -90,7 +90,7 @@ public final class PatternsBenchmark {
             int jobs, int concurrency) throws InterruptedException {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
         new WorkrowMigrations(dataSource, schema).migrate();
-        JobStore store = new JobStore(dataSource, schema);
+        RowPerJobStore store = new RowPerJobStore(dataSource, schema);
         JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         List<JobRequest> chunk = new ArrayList<>();
         for (int i = 0; i < jobs; i++) {

@@ -7,7 +7,7 @@ import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -47,7 +47,7 @@ public final class PickupSteps {
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(options)) {
             new JdbcTemplate(dataSource).execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
             new WorkrowMigrations(dataSource, schema).migrate();
-            JobStore store = new JobStore(dataSource, schema);
+            RowPerJobStore store = new RowPerJobStore(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
             double[] enqueue = new double[jobs];
             double[] notified = new double[jobs];

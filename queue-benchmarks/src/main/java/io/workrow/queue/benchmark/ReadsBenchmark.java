@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.migration.WorkrowMigrations;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -51,7 +51,7 @@ public final class ReadsBenchmark {
             load(jdbc, dataSource, schema, finished, scheduled);
             System.out.printf("loaded and vacuumed in %.0f s%n", (System.nanoTime() - loadStarted) / 1e9);
 
-            JobStore store = new JobStore(dataSource, schema);
+            RowPerJobStore store = new RowPerJobStore(dataSource, schema);
             QueueAdmin admin = new JdbcQueueAdmin(store);
             long someJob = jdbc.queryForObject("SELECT max(id) FROM " + schema.quoted() + ".workrow_job", Long.class);
             Map<String, Supplier<Object>> reads = new LinkedHashMap<>();
@@ -66,8 +66,8 @@ public final class ReadsBenchmark {
             reads.put("QueueAdmin.job(id) (dashboard)", () -> admin.job(someJob));
             reads.put("QueueAdmin.pausedQueues, breakers, fairness, recurring", () -> List.of(admin.pausedQueues(),
                     admin.breakers(), admin.fairnessSettings(null, 100), admin.recurringJobs()));
-            reads.put("JobStore.queueDepth (gauges, lag health)", store::queueDepth);
-            reads.put("JobStore.tableCheck (health)", () -> {
+            reads.put("RowPerJobStore.queueDepth (gauges, lag health)", store::queueDepth);
+            reads.put("RowPerJobStore.tableCheck (health)", () -> {
                 store.tableCheck();
                 return null;
             });

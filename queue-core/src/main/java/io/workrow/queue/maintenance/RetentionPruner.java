@@ -42,21 +42,13 @@ public final class RetentionPruner implements MaintenanceTask {
     @Override
     public int runOnce() {
         int total = 0;
-        for (Map.Entry<JobStatus, Duration> entry : retention.entrySet()) {
-            if (Thread.currentThread().isInterrupted()) {
-                break;
-            }
-            int deleted = 0;
-            int batch;
-            do {
-                batch = store.pruneFinished(entry.getKey(), entry.getValue(), batchSize);
-                deleted += batch;
-            } while (batch == batchSize && !Thread.currentThread().isInterrupted());
-            if (deleted > 0) {
-                log.info("Pruned {} {} jobs finished more than {} ago", deleted, entry.getKey().columnValue(),
-                        entry.getValue());
-            }
-            total += deleted;
+        int batch;
+        do {
+            batch = store.pruneFinished(retention, batchSize);
+            total += batch;
+        } while (batch > 0 && !Thread.currentThread().isInterrupted());
+        if (total > 0) {
+            log.info("Pruned {} finished jobs (or partitions of them) past their retention {}", total, retention);
         }
         return total;
     }

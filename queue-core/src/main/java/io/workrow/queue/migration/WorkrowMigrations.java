@@ -27,10 +27,25 @@ public final class WorkrowMigrations {
 
     private final DataSource dataSource;
     private final SqlIdentifier schema;
+    private final String[] locations;
 
     public WorkrowMigrations(DataSource dataSource, SqlIdentifier schema) {
+        this(dataSource, schema, new String[] {LOCATION});
+    }
+
+    private WorkrowMigrations(DataSource dataSource, SqlIdentifier schema, String[] locations) {
         this.dataSource = dataSource;
         this.schema = schema;
+        this.locations = locations;
+    }
+
+    /**
+     * Workrow's migrations and, after them, the write-once layout's ({@code V13}, kept apart until
+     * the runtime moves to it): for its tests and benchmarks.
+     */
+    public static WorkrowMigrations withWriteOnceLayout(DataSource dataSource, SqlIdentifier schema) {
+        return new WorkrowMigrations(dataSource, schema,
+                new String[] {LOCATION, io.workrow.queue.store.WriteOnceStore.MIGRATION_LOCATION});
     }
 
     /** Applies pending migrations to the schema, creating it if needed, and returns how many ran. */
@@ -41,7 +56,7 @@ public final class WorkrowMigrations {
                 .defaultSchema(schema.name())
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
-                .locations(LOCATION)
+                .locations(locations)
                 // The schema usually holds the application's tables already; start Workrow's own
                 // history at version 0 so that V1 still runs there.
                 .baselineOnMigrate(true)

@@ -1,6 +1,6 @@
 package io.workrow.queue.store;
 
-import static io.workrow.queue.store.JobStore.instant;
+import static io.workrow.queue.store.RowPerJobStore.instant;
 
 import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FinishedPerMinute;

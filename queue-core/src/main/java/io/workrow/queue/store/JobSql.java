@@ -2,7 +2,7 @@ package io.workrow.queue.store;
 
 /**
  * Every statement Workrow runs against its tables, one named text block each, mirrored by the
- * {@link JobStore} method of the same name. {@code {job}}, {@code {pause}}, {@code {stats}} and
+ * {@link RowPerJobStore} method of the same name. {@code {job}}, {@code {pause}}, {@code {stats}} and
  * {@code {lease_token_seq}} are replaced once, at start-up, with the quoted names in the configured schema; all values are bind
  * parameters.
  *

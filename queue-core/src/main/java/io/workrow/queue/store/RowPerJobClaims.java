@@ -13,16 +13,16 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 /**
- * The claim statements on the one-row-per-job layout ({@link JobStore}): every job is a claim of
- * its own, its lease token the claim's token and its position 1. A write {@code JobStore} skipped
+ * The claim statements on the one-row-per-job layout ({@link RowPerJobStore}): every job is a claim of
+ * its own, its lease token the claim's token and its position 1. A write {@code RowPerJobStore} skipped
  * because the row was locked is told apart from a lost lease by the row's holder
- * ({@link JobStore#holders}), as {@link EndResult.Verdict#BUSY}.
+ * ({@link RowPerJobStore#holders}), as {@link EndResult.Verdict#BUSY}.
  */
 public final class RowPerJobClaims implements ClaimStore {
 
-    private final JobStore store;
+    private final RowPerJobStore store;
 
-    public RowPerJobClaims(JobStore store) {
+    public RowPerJobClaims(RowPerJobStore store) {
         this.store = store;
     }
 

@@ -21,10 +21,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Runs the statements of the write-once layout ({@link WriteOnceSql}, one method per statement)
  * against one schema. Its tables come from the migration at {@link #MIGRATION_LOCATION}, which
- * joins Workrow's migrations when the runtime moves from {@link JobStore} to this store; until
+ * joins Workrow's migrations when the runtime moves from {@link RowPerJobStore} to this store; until
  * then nothing in the runtime calls it.
  */
-public final class WriteOnceStore implements ClaimStore {
+public final class WriteOnceStore implements JobStore, ClaimStore {
 
     /** Classpath location of the migration that creates the write-once layout (V13). */
     public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
@@ -171,6 +171,12 @@ public final class WriteOnceStore implements ClaimStore {
         return statementTimeout;
     }
 
+    /** This store runs the claims itself. */
+    @Override
+    public WriteOnceStore claims() {
+        return this;
+    }
+
     /** The circuit breaker statements, on this store's connections. */
     public BreakerStore breakers() {
         return controls.breakers;
@@ -234,6 +240,28 @@ public final class WriteOnceStore implements ClaimStore {
         return insertMany(List.of(job)).get(0);
     }
 
+    /**
+     * Whole days of the outcome log and whole id ranges of job data go once they are older than
+     * the longer of the completed and cancelled retentions (a day's log holds both); dead jobs
+     * past theirs are deleted, {@code limit} at a time. Returns the partitions dropped and the
+     * dead jobs deleted.
+     */
+    @Override
+    public int pruneFinished(Map<JobStatus, Duration> retention, int limit) {
+        int done = 0;
+        Duration history = java.util.stream.Stream.of(JobStatus.COMPLETED, JobStatus.CANCELLED)
+                .map(retention::get).filter(java.util.Objects::nonNull).max(Duration::compareTo).orElse(null);
+        if (history != null) {
+            done += outcomeDaysDrop(history).size();
+            done += retireJobData(history).size();
+        }
+        Duration dead = retention.get(JobStatus.DEAD);
+        if (dead != null) {
+            done += pruneDead(dead, limit);
+        }
+        return done;
+    }
+
     /** Deletes up to {@code limit} dead jobs that died more than {@code olderThan} ago; returns how many. */
     public int pruneDead(Duration olderThan, int limit) {
         return timed.update(pruneDead, olderThan.toMillis(), limit);
@@ -281,7 +309,7 @@ public final class WriteOnceStore implements ClaimStore {
             new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
                     rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
                     rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
-                    rs.getString("step"), JobStore.instant(rs, "run_at"));
+                    rs.getString("step"), RowPerJobStore.instant(rs, "run_at"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
@@ -300,7 +328,7 @@ public final class WriteOnceStore implements ClaimStore {
     @Override
     public List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = JobStore.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
+        Map<String, Object> values = RowPerJobStore.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
                 return timed.query(claimOrdered.bind(values), CLAIMED);
@@ -316,14 +344,14 @@ public final class WriteOnceStore implements ClaimStore {
     @Override
     public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
             boolean probes) {
-        return timed.query(claimWeighted.bind(JobStore.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
+        return timed.query(claimWeighted.bind(RowPerJobStore.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
     }
 
     /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
     @Override
     public List<ClaimedPosition> claimBurst(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
+        Map<String, Object> values = RowPerJobStore.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimBurst.bind(values), CLAIMED);
     }
@@ -332,7 +360,7 @@ public final class WriteOnceStore implements ClaimStore {
     @Override
     public List<ClaimedPosition> claimSpaced(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = JobStore.fairClaim(queue, worker, limit, lease, probes);
+        Map<String, Object> values = RowPerJobStore.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimSpaced.bind(values), CLAIMED);
     }
@@ -458,7 +486,7 @@ public final class WriteOnceStore implements ClaimStore {
      * queue's rule ({@code rules}, else {@code fallback}).
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
-        return JobStore.sweep(timed, sweepExpiredLeases, limit, rules, fallback);
+        return RowPerJobStore.sweep(timed, sweepExpiredLeases, limit, rules, fallback);
     }
 
     /**
@@ -562,14 +590,14 @@ public final class WriteOnceStore implements ClaimStore {
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
         java.sql.Timestamp cutoff = databaseNow();
-        return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(retryDead, ids, cutoff, limit, queue, queue,
+        return RowPerJobStore.inBatches(limit -> timed.query(RowPerJobStore.deadJobs(retryDead, ids, cutoff, limit, queue, queue,
                 errorText, errorText, errorKind, errorKind), (rs, row) -> rs.getInt("retried")).get(0));
     }
 
     /** Cancels dead jobs of {@code queue} matching the ids and error kind ({@code null}: any); returns how many. */
     public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
         java.sql.Timestamp cutoff = databaseNow();
-        return JobStore.inBatches(limit -> timed.query(JobStore.deadJobs(cancelDead, ids, cutoff, limit, queue,
+        return RowPerJobStore.inBatches(limit -> timed.query(RowPerJobStore.deadJobs(cancelDead, ids, cutoff, limit, queue,
                 errorKind, errorKind), (rs, row) -> rs.getInt("cancelled")).get(0));
     }
 

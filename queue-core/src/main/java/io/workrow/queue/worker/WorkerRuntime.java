@@ -15,7 +15,7 @@ import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.QueueRuleStore;
 import io.workrow.queue.store.RecoveryRule;
-import io.workrow.queue.store.RowPerJobClaims;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import java.lang.reflect.Type;
@@ -109,9 +109,9 @@ public final class WorkerRuntime implements AutoCloseable {
 
     private WorkerRuntime(Builder builder) {
         this.store = builder.store != null ? builder.store
-                : new JobStore(builder.dataSource, builder.schema != null ? builder.schema
+                : new RowPerJobStore(builder.dataSource, builder.schema != null ? builder.schema
                         : SchemaLookup.currentSchema(builder.dataSource));
-        this.claims = builder.claims != null ? builder.claims : new RowPerJobClaims(store);
+        this.claims = store.claims();
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
         this.queues = Set.copyOf(builder.registrations.keySet());
@@ -593,7 +593,6 @@ public final class WorkerRuntime implements AutoCloseable {
         private JobQueue producer;
         private SqlIdentifier schema;
         private JobStore store;
-        private ClaimStore claims;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
         private String workerId;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
@@ -623,15 +622,6 @@ public final class WorkerRuntime implements AutoCloseable {
          */
         public Builder store(JobStore store) {
             this.store = store;
-            return this;
-        }
-
-        /**
-         * The claim statements for the database's job layout: by default those of the one-row-per-job
-         * layout, on {@link #store}. It must use this builder's {@code DataSource}.
-         */
-        public Builder claims(ClaimStore claims) {
-            this.claims = claims;
             return this;
         }
 

@@ -340,8 +340,10 @@ $$
 DECLARE
     range        record;
     last_created timestamptz;
+    candidates   text[] := '{}';
 BEGIN
-    LOCK TABLE workrow_job_data IN ACCESS EXCLUSIVE MODE;
+    -- Looked for without the lock first, so that a pass with nothing to retire holds nothing up;
+    -- each candidate is looked at again under the lock.
     FOR range IN
         WITH bounds AS (
             SELECT child.relname AS name,
@@ -350,15 +352,33 @@ BEGIN
             FROM pg_inherits
             JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
             WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass
-        ), ranges AS (
-            SELECT name,
-                   CASE WHEN bounds[1] = 'MINVALUE' THEN -9223372036854775808
-                        ELSE btrim(bounds[1], '''')::bigint END AS low,
-                   bounds[2]::bigint AS high
-            FROM bounds WHERE bounds IS NOT NULL
         )
-        SELECT name, low, high FROM ranges
-        WHERE high < (SELECT max(high) FROM ranges)
+        SELECT name, bounds[2]::bigint AS high FROM bounds
+        WHERE bounds IS NOT NULL
+          AND bounds[2]::bigint < (SELECT max(bounds[2]::bigint) FROM bounds WHERE bounds IS NOT NULL)
+        ORDER BY high
+    LOOP
+        EXECUTE format('SELECT created_at FROM %I ORDER BY id DESC LIMIT 1', range.name) INTO last_created;
+        IF last_created IS NULL OR last_created < cutoff THEN
+            candidates := candidates || range.name::text;
+        END IF;
+    END LOOP;
+    IF cardinality(candidates) = 0
+       AND NOT EXISTS (SELECT 1 FROM workrow_job_data_default WHERE created_at < cutoff) THEN
+        RETURN;
+    END IF;
+    LOCK TABLE workrow_job_data IN ACCESS EXCLUSIVE MODE;
+    FOR range IN
+        SELECT child.relname AS name,
+               CASE WHEN bounds[1] = 'MINVALUE' THEN -9223372036854775808
+                    ELSE btrim(bounds[1], '''')::bigint END AS low,
+               bounds[2]::bigint AS high
+        FROM pg_inherits
+        JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
+        CROSS JOIN LATERAL regexp_match(pg_get_expr(child.relpartbound, child.oid),
+                                        'FROM \((MINVALUE|''-?\d+'')\) TO \(''(-?\d+)''\)') AS bounds
+        WHERE pg_inherits.inhparent = 'workrow_job_data'::regclass
+          AND child.relname = ANY (candidates)
         ORDER BY high
     LOOP
         EXECUTE format('SELECT created_at FROM %I ORDER BY id DESC LIMIT 1', range.name) INTO last_created;

@@ -15,7 +15,7 @@ import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.RecoveryRule;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Timestamp;
@@ -32,7 +32,7 @@ class JdbcQueueAdminTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private JobStore store;
+    private RowPerJobStore store;
     private JdbcJobQueue jobQueue;
     private JdbcQueueAdmin admin;
 

@@ -2,7 +2,7 @@ package io.workrow.queue.maintenance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
@@ -24,7 +24,7 @@ class StaleLeaseSweeperTests {
 
     @Test
     void sweepersOnManyNodesAtOnceMoveEachExpiredJobExactlyOnce() throws Exception {
-        JobStore store = database.store();
+        RowPerJobStore store = database.store();
         List<NewJob> jobs = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             jobs.add(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 5));
@@ -60,7 +60,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aRecoveredJobWaitsItsQueuesBackoffAndItsLagCountsFromThen() {
         database.deleteAllJobs();
-        JobStore store = database.store();
+        RowPerJobStore store = database.store();
         store.insertMany(List.of(new NewJob("slow", null, 0, 0, null, "{}", "{}", null, 0, 5),
                 new NewJob("other", null, 0, 0, null, "{}", "{}", null, 0, 5)));
         store.claim("slow", "crashed-worker", 1, Duration.ofMinutes(1));
@@ -87,7 +87,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueuesOwnRulesApplyOnANodeConfiguredOtherwise() {
         database.deleteAllJobs();
-        JobStore store = database.store();
+        RowPerJobStore store = database.store();
         // Node A works "fragile": a job whose lease expires twice is dead, a recovered one waits 10 minutes.
         QueueOptions fragile = QueueOptions.defaults().withMaxLeaseExpiries(2)
                 .withBackoff(new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0));
@@ -188,7 +188,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueueWithMaxLeaseExpiriesParksAJobThatKeepsKillingItsWorkersWithoutSpendingItsAttempts() {
         database.deleteAllJobs();
-        JobStore store = database.store();
+        RowPerJobStore store = database.store();
         long id = store.insertMany(List.of(new NewJob("crashy", null, 0, 0, null, "{}", "{}", null, 0, 5))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of("crashy", QueueOptions.defaults().withMaxLeaseExpiries(3)
@@ -212,7 +212,7 @@ class StaleLeaseSweeperTests {
     @Test
     void withoutALimitAnExpirySpendsItsAttemptAndIsStillCountedApart() {
         database.deleteAllJobs();
-        JobStore store = database.store();
+        RowPerJobStore store = database.store();
         long id = store.insertMany(List.of(new NewJob("plain", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of(), QueueOptions.defaults()

@@ -11,7 +11,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
@@ -26,7 +26,7 @@ class QueueMetricsTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private JobStore store;
+    private RowPerJobStore store;
     private JdbcJobQueue jobQueue;
     private MeterRegistry registry;
     private MicrometerQueueMetrics metrics;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -92,7 +92,7 @@ class WorkrowMigrationsTests {
 
         SqlIdentifier schema = SqlIdentifier.of("schema", "split");
         assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 12").isEqualTo(5);
-        assertThat(new JobStore(database.dataSource(), schema)
+        assertThat(new RowPerJobStore(database.dataSource(), schema)
                 .claim("reports", "w", 10, Duration.ofMinutes(1)))
                 .extracting(ClaimedJob::partitionKey)
                 .containsExactlyInAnyOrder(null, "order-1", null, "order-2");

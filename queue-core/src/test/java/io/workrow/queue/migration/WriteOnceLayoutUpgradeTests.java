@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
@@ -52,14 +52,14 @@ class WriteOnceLayoutUpgradeTests {
         return new NewJob(queue, null, 3, 0, key, "{\"n\":1}", "{\"trace\":\"t\"}", null, delayMillis, 3);
     }
 
-    private static ClaimedJob claimOne(JobStore store, String queue) {
+    private static ClaimedJob claimOne(RowPerJobStore store, String queue) {
         return store.claim(queue, "node-a", 1, Duration.ofMinutes(5)).get(0);
     }
 
     @Test
     void everyJobOfTodaysTableReadsTheSameThroughTheViewAfterTheUpgrade() {
         new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate();
-        JobStore store = new JobStore(database.dataSource(), SqlIdentifier.of("schema", "upgraded"));
+        RowPerJobStore store = new RowPerJobStore(database.dataSource(), SqlIdentifier.of("schema", "upgraded"));
 
         store.insertOne(job("pending", "key-pending", 0));
         store.insertOne(job("scheduled", null, 3_600_000));

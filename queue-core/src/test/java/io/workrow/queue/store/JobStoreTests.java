@@ -23,7 +23,7 @@ class JobStoreTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private JobStore store;
+    private RowPerJobStore store;
 
     @BeforeEach
     void setUp() {

@@ -23,8 +23,8 @@ class NotifyChannelTests {
     void twoSchemasInOneDatabaseNotifyOnChannelsOfTheirOwn() throws Exception {
         SqlIdentifier other = SqlIdentifier.of("schema", "tenant_b");
         new WorkrowMigrations(database.dataSource(), other).migrate();
-        JobStore publicStore = database.store();
-        JobStore otherStore = new JobStore(database.dataSource(), other);
+        RowPerJobStore publicStore = database.store();
+        RowPerJobStore otherStore = new RowPerJobStore(database.dataSource(), other);
         assertThat(publicStore.notifyChannel()).isEqualTo("workrow:public");
 
         try (Connection listening = database.dataSource().getConnection()) {

@@ -26,7 +26,7 @@ class OrderedClaimTests {
 
     private static final int[] ALL = IntStream.range(0, 1024).toArray();
 
-    private final JobStore store = database.store();
+    private final RowPerJobStore store = database.store();
 
     @BeforeEach
     void cleanUp() {

@@ -1,13 +1,12 @@
 package io.workrow.queue.testing;
 
 import io.workrow.queue.migration.WorkrowMigrations;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
 import io.workrow.queue.test.database.ClassDatabase;
 import io.workrow.queue.test.database.PostgresServer;
 import javax.sql.DataSource;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -53,10 +52,8 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
      * {@link WriteOnceStore#MIGRATION_LOCATION}), for the statements of {@link WriteOnceStore}.
      */
     public static WorkrowTestDatabase withWriteOnceLayout() {
-        return new WorkrowTestDatabase("public", dataSource -> Flyway.configure(WorkrowMigrations.class.getClassLoader())
-                .dataSource(dataSource).schemas("public").defaultSchema("public")
-                .table(WorkrowMigrations.HISTORY_TABLE).baselineOnMigrate(true).baselineVersion("0")
-                .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate());
+        return new WorkrowTestDatabase("public", dataSource -> WorkrowMigrations.withWriteOnceLayout(dataSource,
+                SqlIdentifier.of("schema", "public")).migrate());
     }
 
     /** The write-once layout's store on this database. */
@@ -86,8 +83,8 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         return schema;
     }
 
-    public JobStore store() {
-        return new JobStore(dataSource(), schema);
+    public RowPerJobStore store() {
+        return new RowPerJobStore(dataSource(), schema);
     }
 
     /** The database's name on the server. */

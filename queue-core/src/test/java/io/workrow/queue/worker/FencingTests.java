@@ -10,7 +10,7 @@ import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
 import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +28,7 @@ class FencingTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private JobStore store;
+    private RowPerJobStore store;
     private JdbcJobQueue jobQueue;
     private StaleLeaseSweeper sweeper;
 

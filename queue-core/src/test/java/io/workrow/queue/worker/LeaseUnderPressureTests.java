@@ -11,7 +11,7 @@ import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.testing.TcpProxy;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Connection;
@@ -224,7 +224,7 @@ class LeaseUnderPressureTests {
             // A statement timeout of 1 s: without its own, shorter network timeout the renewal's
             // connection would hang 11 s (the statement timeout plus 10 s), past the lease.
             WorkerRuntime runtime = WorkerRuntime.builder(throughProxy)
-                    .store(new JobStore(throughProxy, database.schema(), Duration.ofSeconds(1)))
+                    .store(new RowPerJobStore(throughProxy, database.schema(), Duration.ofSeconds(1)))
                     .handler("frozen", Work.class, (work, job) -> {
                         runs.computeIfAbsent(job.id(), key -> new AtomicInteger()).incrementAndGet();
                         running.countDown();

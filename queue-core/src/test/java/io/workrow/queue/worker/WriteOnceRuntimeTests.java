@@ -82,7 +82,7 @@ class WriteOnceRuntimeTests {
     }
 
     private WorkerRuntime.Builder runtime() {
-        return WorkerRuntime.builder(database.dataSource()).store(database.store()).claims(store)
+        return WorkerRuntime.builder(database.dataSource()).store(store)
                 .pollInterval(Duration.ofMillis(100));
     }
 

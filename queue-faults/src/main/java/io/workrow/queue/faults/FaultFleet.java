@@ -41,7 +41,7 @@ final class FaultFleet {
         this.scale = scale;
         this.logDirectory = logDirectory;
         this.jdbc = database.jdbc();
-        this.store = new JobStore(database.dataSource(), SqlIdentifier.of("schema", "public"));
+        this.store = JobStore.of(database.dataSource(), SqlIdentifier.of("schema", "public"));
         this.queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         this.checker = new FaultChecker(jdbc);
     }

@@ -11,7 +11,7 @@ import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
@@ -65,7 +65,7 @@ class LeastPrivilegeTests {
         JdbcTemplate asRole = new JdbcTemplate(dml);
         assertThat(asRole.queryForObject("SELECT has_schema_privilege(current_user, 'public', 'CREATE')", Boolean.class))
                 .as("the role cannot change the schema").isFalse();
-        JobStore store = new JobStore(dml, SqlIdentifier.of("schema", "public"));
+        RowPerJobStore store = new RowPerJobStore(dml, SqlIdentifier.of("schema", "public"));
         JdbcJobQueue queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         List<Long> ids = new ArrayList<>(queue.enqueueAll(List.of(JobRequest.of("least", Map.of("n", 1)),
                 JobRequest.of("least", Map.of("n", 2)).idempotencyKey("once"),

@@ -57,7 +57,7 @@ public final class WorkrowAutoConfiguration {
             ObjectProvider<WorkrowSchemaInitializer> schemaInitializer) {
         // Asking for the initializer makes the store, and all that uses it, wait for the migrations.
         schemaInitializer.ifAvailable(initializer -> { });
-        return new JobStore(dataSource, schemaOf(dataSource, settings), settings.properties().getStatementTimeout());
+        return JobStore.of(dataSource, schemaOf(dataSource, settings), settings.properties().getStatementTimeout());
     }
 
     @Bean

@@ -16,7 +16,7 @@ import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.FairnessMode;
@@ -86,7 +86,7 @@ class WorkrowAutoConfigurationTests {
         withDatabase().run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context).hasSingleBean(JobQueue.class).hasSingleBean(QueueAdmin.class)
-                    .hasSingleBean(JobStore.class).hasSingleBean(PayloadCodec.class)
+                    .hasSingleBean(RowPerJobStore.class).hasSingleBean(PayloadCodec.class)
                     .hasSingleBean(WorkerRuntimeLifecycle.class).hasSingleBean(MaintenanceLifecycle.class);
             assertThat(context.getBean(WorkerRuntimeLifecycle.class).isRunning()).isTrue();
             // No @QueueHandler here: no LISTEN connection is held for nothing.
@@ -108,7 +108,7 @@ class WorkrowAutoConfigurationTests {
     void userBeansWin() {
         withDatabase()
                 .withBean("myJobQueue", JobQueue.class,
-                        () -> new JdbcJobQueue(new JobStore(database.dataSource(), database.schema()),
+                        () -> new JdbcJobQueue(new RowPerJobStore(database.dataSource(), database.schema()),
                                 io.workrow.queue.payload.JacksonPayloadCodec.withDefaultMapper()))
                 .run(context -> {
                     assertThat(context).hasSingleBean(JobQueue.class);

@@ -52,7 +52,7 @@ public final class WorkrowDatabaseExtension implements BeforeAllCallback, AfterA
 
     /** A store on the class's database, for {@code WorkerRuntime.Builder.store} and {@code JdbcJobQueue}. */
     public JobStore store() {
-        return new JobStore(dataSource(), SCHEMA);
+        return JobStore.of(dataSource(), SCHEMA);
     }
 
     public TestDatabase database() {

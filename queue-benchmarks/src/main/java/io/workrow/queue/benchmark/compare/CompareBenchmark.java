@@ -89,7 +89,8 @@ public final class CompareBenchmark {
     }
 
     private void run() throws InterruptedException {
-        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", 2 * batch));
+        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", 2 * batch),
+                "write-once".equals(options.get("layout")));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
@@ -115,12 +116,12 @@ public final class CompareBenchmark {
                 System.out.printf("round %d: %s%n", round, contender.name());
                 measure(contender);
             }
-            if (contenders.contains(workrow)) {
+            if (contenders.contains(workrow) && !workrow.writeOnce()) {
                 measureRawLimit(workrow);
             }
         }
         long retained = Long.parseLong(options.getOrDefault("retained", "0"));
-        if (retained > 0 && contenders.contains(workrow)) {
+        if (retained > 0 && contenders.contains(workrow) && !workrow.writeOnce()) {
             measureHistory(workrow, retained, rounds);
         }
         System.out.println();
@@ -289,7 +290,7 @@ public final class CompareBenchmark {
         workrow.enqueueBulk(jobs, CHUNK);
         vacuum();
         Optional<MachineCpu> before = MachineCpu.now();
-        double rate = RawSqlLimit.drain(workrow.store(), intOption("raw-clients", 8), batch);
+        double rate = RawSqlLimit.drain(workrow.rowPerJobStore(), intOption("raw-clients", 8), batch);
         Optional<MachineCpu> after = MachineCpu.now();
         if (workrow.unfinished() != 0) {
             throw new IllegalStateException(RAW + " left " + workrow.unfinished() + " jobs unfinished");

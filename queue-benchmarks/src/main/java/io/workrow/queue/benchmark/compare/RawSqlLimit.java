@@ -2,7 +2,7 @@ package io.workrow.queue.benchmark.compare;
 
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -27,7 +27,7 @@ final class RawSqlLimit {
     }
 
     /** Drains the queue {@link WorkrowContender#QUEUE}; returns jobs/s. */
-    static double drain(JobStore store, int clients, int batch) {
+    static double drain(RowPerJobStore store, int clients, int batch) {
         AtomicLong completed = new AtomicLong();
         AtomicInteger clientNumber = new AtomicInteger();
         long started = System.nanoTime();

@@ -5,10 +5,13 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Workrow: enqueues through {@link JdbcJobQueue} in this JVM, drains with
@@ -22,13 +25,20 @@ final class WorkrowContender implements Contender {
     private final BenchDatabase database;
     private final int batchSize;
     private final int prefetch;
+    /** Whether the schema takes the write-once layout (V13), which the workers' starter then runs on. */
+    private final boolean writeOnce;
     private JobStore store;
     private JdbcJobQueue jobQueue;
 
-    WorkrowContender(BenchDatabase database, int batchSize, int prefetch) {
+    WorkrowContender(BenchDatabase database, int batchSize, int prefetch, boolean writeOnce) {
         this.database = database;
         this.batchSize = batchSize;
         this.prefetch = prefetch;
+        this.writeOnce = writeOnce;
+    }
+
+    boolean writeOnce() {
+        return writeOnce;
     }
 
     @Override
@@ -36,20 +46,26 @@ final class WorkrowContender implements Contender {
         return "workrow";
     }
 
-    JobStore store() {
-        return store;
+    /** The one-row-per-job store, for the raw-SQL limit of its statements. */
+    RowPerJobStore rowPerJobStore() {
+        return (RowPerJobStore) store;
     }
 
     @Override
     public void prepare() {
-        new WorkrowMigrations(database.dataSource(), SCHEMA).migrate();
-        store = new JobStore(database.dataSource(), SCHEMA);
+        (writeOnce ? WorkrowMigrations.withWriteOnceLayout(database.dataSource(), SCHEMA)
+                : new WorkrowMigrations(database.dataSource(), SCHEMA)).migrate();
+        store = JobStore.of(database.dataSource(), SCHEMA);
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
     }
 
     @Override
     public void empty() {
-        database.jdbc().execute("TRUNCATE " + SCHEMA.quoted() + ".workrow_job");
+        database.jdbc().execute(writeOnce
+                ? "TRUNCATE " + Stream.of("job_data", "ready", "scheduled", "claim", "outcome", "dead", "job_key",
+                        "key_running", "step", "lease_holder").map(table -> SCHEMA.quoted() + ".workrow_" + table)
+                        .collect(Collectors.joining(", "))
+                : "TRUNCATE " + SCHEMA.quoted() + ".workrow_job");
     }
 
     @Override
@@ -118,6 +134,14 @@ final class WorkrowContender implements Contender {
 
     @Override
     public long unfinished() {
+        if (writeOnce) {
+            // The waiting homes and the claims' open positions: never the history.
+            String prefix = SCHEMA.quoted() + ".workrow_";
+            return database.count("SELECT (SELECT count(*) FROM " + prefix + "ready)"
+                    + " + (SELECT count(*) FROM " + prefix + "scheduled)"
+                    + " + (SELECT coalesce(sum(length(replace((settled | dropped)::text, '1', ''))), 0)"
+                    + " FROM " + prefix + "claim)");
+        }
         // One count per partial index (pending jobs without and with keys, running jobs), so that
         // none reads the retained history.
         String job = SCHEMA.quoted() + ".workrow_job";
@@ -132,7 +156,9 @@ final class WorkrowContender implements Contender {
     public String configuration() {
         return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
                 + "concurrency 32, batch " + batchSize + ", prefetch " + prefetch + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
-                + "1 s safety poll, poll-only every 100 ms; finished jobs kept as rows with status completed";
+                + "1 s safety poll, poll-only every 100 ms; "
+                + (writeOnce ? "write-once layout: a claim row per batch, finished jobs kept as outcome rows"
+                        : "finished jobs kept as rows with status completed");
     }
 
     private WorkerProcess start(String name, Handler handler, int concurrency, boolean listen, Duration pollInterval) {
