@@ -108,16 +108,7 @@ final class WriteOnceSql {
      * {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from this statement.
      */
     static final String JOB_INSERT_MANY = """
-            WITH input AS MATERIALIZED (
-                SELECT nextval({job_id_seq}) AS id, request.*,
-                       coalesce(request.at::timestamptz,
-                                statement_timestamp() + coalesce(request.delay_ms, 0) * interval '1 millisecond') AS run_at,
-                       coalesce(request.fairness, request.partition_key, '') AS fairness_key
-                FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
-                            ?::text[], ?::bigint[], ?::int[], ?::text[])
-                     WITH ORDINALITY AS request(queue, partition_key, partition_bucket, priority, idempotency_key,
-                                                payload, headers, at, delay_ms, max_attempts, fairness, ord)
-            ), keys AS (
+            WITH {new_jobs}, keys AS (
                 INSERT INTO {job_key} (queue, idempotency_key, job_id)
                 SELECT queue, idempotency_key, id FROM input
                 WHERE idempotency_key IS NOT NULL
@@ -127,25 +118,53 @@ final class WriteOnceSql {
             ), fresh AS MATERIALIZED (
                 SELECT * FROM input
                 WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
-            ), data AS (
-                INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                                        payload, headers, max_attempts, fairness_key)
-                SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                       payload::jsonb, headers::jsonb, max_attempts, fairness_key
-                FROM fresh
-            ), due AS (
-                INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                     fairness_key)
-                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
-                FROM fresh WHERE run_at <= statement_timestamp()
-            ), later AS (
-                INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                         fairness_key)
-                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
-                FROM fresh WHERE run_at > statement_timestamp()
-            )
+            ), {homes}
             SELECT id, ord FROM fresh
-            """;
+            """.replace("{homes}", homesOf("fresh"));
+
+    /**
+     * {@link #JOB_INSERT_MANY} for a batch in which no job has an idempotency key: nothing to claim
+     * first, so the input is written as it is, without a second copy of its payloads.
+     */
+    static final String JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS = """
+            WITH {new_jobs}, {homes}
+            SELECT id, ord FROM input
+            """.replace("{homes}", homesOf("input"));
+
+    /** The enqueue's input: the parallel arrays with an id drawn for each job and its due time. */
+    private static final String NEW_JOBS = """
+            input AS MATERIALIZED (
+                SELECT nextval({job_id_seq}) AS id, request.*,
+                       coalesce(request.at::timestamptz,
+                                statement_timestamp() + coalesce(request.delay_ms, 0) * interval '1 millisecond') AS run_at,
+                       coalesce(request.fairness, request.partition_key, '') AS fairness_key
+                FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
+                            ?::text[], ?::bigint[], ?::int[], ?::text[])
+                     WITH ORDINALITY AS request(queue, partition_key, partition_bucket, priority, idempotency_key,
+                                                payload, headers, at, delay_ms, max_attempts, fairness, ord)
+            )""";
+
+    /** The enqueue's writes of the jobs in {@code source}: their data, and their waiting row. */
+    private static String homesOf(String source) {
+        return """
+                data AS (
+                    INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                            payload, headers, max_attempts, fairness_key)
+                    SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                           payload::jsonb, headers::jsonb, max_attempts, fairness_key
+                    FROM {source}
+                ), due AS (
+                    INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                         fairness_key)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                    FROM {source} WHERE run_at <= statement_timestamp()
+                ), later AS (
+                    INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                             fairness_key)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                    FROM {source} WHERE run_at > statement_timestamp()
+                )""".replace("{source}", source);
+    }
 
     /** Ids of existing jobs by (queue, idempotency key), in a snapshot of its own. */
     static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
@@ -1060,6 +1079,7 @@ final class WriteOnceSql {
                 .replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
+                .replace("{new_jobs}", NEW_JOBS)
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")
                 .replace("{ready}", prefix + "ready")

@@ -46,8 +46,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final SqlIdentifier schema;
     private final Duration statementTimeout;
     private final boolean claimsPerJob;
+    /** For the producer's statements, which run in the caller's transaction and under its limits only. */
+    private final JdbcTemplate jdbc;
     private final JdbcTemplate timed;
     private final String insertMany;
+    private final String insertManyWithoutIdempotencyKeys;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
@@ -97,9 +100,12 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.claimsPerJob = claimsPerJob;
         java.util.function.Function<String, String> claimText = claimsPerJob
                 ? sql -> WriteOnceSql.renderPerJob(sql, schema) : sql -> WriteOnceSql.render(sql, schema);
+        this.jdbc = new JdbcTemplate(dataSource);
         this.timed = new JdbcTemplate(dataSource);
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
         this.insertMany = WriteOnceSql.render(WriteOnceSql.JOB_INSERT_MANY, schema);
+        this.insertManyWithoutIdempotencyKeys = WriteOnceSql.render(
+                WriteOnceSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
         this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.claim = claimText.apply(WriteOnceSql.JOB_CLAIM);
         this.claimOrdered = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_ORDERED));
@@ -276,7 +282,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             return List.of();
         }
         Long[] ids = new Long[jobs.size()];
-        timed.query(arrays(insertMany,
+        boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
+        // The producer's statement: in the caller's transaction, bounded by nothing of Workrow's.
+        jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
                 ArrayParameters.newJobs(jobs)),
                 rs -> {
                     ids[rs.getInt("ord") - 1] = rs.getLong("id");
@@ -289,7 +297,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         if (!taken.isEmpty()) {
             Map<List<String>, Long> existing = new HashMap<>();
-            timed.query(arrays(findByIdempotencyKeys,
+            jdbc.query(arrays(findByIdempotencyKeys,
                     column(taken, "text", NewJob::queue),
                     column(taken, "text", NewJob::idempotencyKey)),
                     rs -> {
