@@ -111,6 +111,13 @@ public interface JobStore {
      */
     int pruneFinished(Map<JobStatus, Duration> retention, int limit);
 
+    /**
+     * Creates the partitions the next days' history and jobs will land in, ahead of need (the
+     * write-once layout's outcome days and job-data id ranges; nothing on a layout without them);
+     * returns the partitions created.
+     */
+    List<String> keepPartitionsAhead();
+
     /** Makes up to {@code limit} due scheduled jobs claimable; returns how many per queue. */
     Map<String, Integer> promoteScheduled(int limit);
 

@@ -181,6 +181,12 @@ public final class RowPerJobStore implements JobStore {
         return new RowPerJobStore(dataSource, schema, statementTimeout);
     }
 
+    /** One table, no partitions. */
+    @Override
+    public List<String> keepPartitionsAhead() {
+        return List.of();
+    }
+
     /** Every job is a claim of its own, at position 1. */
     @Override
     public ClaimStore claims() {

@@ -177,6 +177,26 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return statementTimeout;
     }
 
+    /** Outcome days this far ahead of today exist at all times. */
+    static final int OUTCOME_DAYS_AHEAD = 7;
+
+    /** The smallest job-data id range created: V13's first range is this large. */
+    static final long JOB_DATA_RANGE_MIN = 1_000_000;
+
+    /**
+     * The outcome log's days up to {@link #OUTCOME_DAYS_AHEAD} ahead, and the next job-data id
+     * range once half of the newest is used.
+     */
+    @Override
+    public List<String> keepPartitionsAhead() {
+        List<String> created = new ArrayList<>();
+        for (java.time.LocalDate day : outcomeDaysAdd(OUTCOME_DAYS_AHEAD + 1)) {
+            created.add("workrow_outcome_" + day.format(java.time.format.DateTimeFormatter.BASIC_ISO_DATE));
+        }
+        extendJobData(JOB_DATA_RANGE_MIN).ifPresent(created::add);
+        return created;
+    }
+
     /** This store runs the claims itself. */
     @Override
     public WriteOnceStore claims() {

@@ -3,6 +3,7 @@ package io.workrow.queue.autoconfigure;
 import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.FairnessStatePruner;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
+import io.workrow.queue.maintenance.PartitionKeeper;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.metrics.QueueMetrics;
@@ -17,7 +18,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Maintenance on every worker node: the stale lease sweeper and the exhausted job retirer every
- * {@code workrow.sweeper.interval}, the retention pruner every {@code workrow.retention.interval}.
+ * {@code workrow.sweeper.interval}, the retention pruner, the fairness state pruner and the
+ * partition keeper every {@code workrow.retention.interval}.
  * Each pass skips rows other nodes hold, so all nodes can run them at once.
  */
 @AutoConfiguration(after = WorkrowAutoConfiguration.class)
@@ -40,6 +42,7 @@ public final class WorkrowMaintenanceAutoConfiguration {
                 .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
                         new RetentionPruner(store, settings.retention(), BATCH_SIZE))
-                .every(properties.getRetention().getInterval(), new FairnessStatePruner(store, BATCH_SIZE)));
+                .every(properties.getRetention().getInterval(), new FairnessStatePruner(store, BATCH_SIZE))
+                .every(properties.getRetention().getInterval(), new PartitionKeeper(store)));
     }
 }
