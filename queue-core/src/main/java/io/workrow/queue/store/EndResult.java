@@ -3,9 +3,10 @@ package io.workrow.queue.store;
 import io.workrow.queue.JobStatus;
 
 /**
- * What became of one end sent to {@link WriteOnceStore#endMany}.
+ * What became of one end sent to {@link ClaimStore#endMany}.
  *
- * @param status the job's status after an end accepted now; {@code null} otherwise
+ * @param status the job's status after an end accepted now; for a refused end, {@code CANCELLED}
+ *     when the store knows the job was cancelled; {@code null} otherwise
  */
 public record EndResult(Verdict verdict, JobStatus status) {
 

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The claim statements on the one-row-per-job layout ({@link RowPerJobStore}): every job is a claim of
@@ -21,9 +23,12 @@ import javax.sql.DataSource;
 public final class RowPerJobClaims implements ClaimStore {
 
     private final RowPerJobStore store;
+    /** A batch of several kinds of end is written in one transaction: all of it counts, or none. */
+    private final TransactionTemplate together;
 
     public RowPerJobClaims(RowPerJobStore store) {
         this.store = store;
+        this.together = new TransactionTemplate(new DataSourceTransactionManager(store.dataSource()));
     }
 
     @Override
@@ -61,7 +66,11 @@ public final class RowPerJobClaims implements ClaimStore {
     }
 
     /**
-     * Completions, failures and releases each in one statement. A let-go ({@code EXPIRED}) writes
+     * Completions, failures and releases each in one statement, all in one transaction when there
+     * are several kinds: a batch whose failures could not be written must not leave its completions
+     * written, or sending it again would find them finished and report their leases lost. A job
+     * skipped because its row was locked is {@code BUSY}; one refused because it was cancelled is
+     * refused with the status {@code CANCELLED}. A let-go ({@code EXPIRED}) writes
      * nothing: the job's lease, no longer renewed, expires and the sweeper recovers it by its
      * queue's rule, so it is accepted with the job still {@code RUNNING}.
      */
@@ -79,14 +88,10 @@ public final class RowPerJobClaims implements ClaimStore {
                 case EXPIRED -> results.put(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.RUNNING));
             }
         }
-        Map<HeldJob, JobStatus> accepted = new HashMap<>();
-        for (HeldJob completed : store.completeMany(completions.stream().map(RowPerJobClaims::held).toList())) {
-            accepted.put(completed, JobStatus.COMPLETED);
-        }
-        accepted.putAll(store.failMany(failures.stream().map(end -> new JobFailure(end.id(), end.token(), end.error(),
-                end.retryDelay(), end.kind() == PositionEnd.Kind.DISCARDED)).toList()));
-        accepted.putAll(store.releaseMany(releases.stream().map(end -> new JobRelease(end.id(), end.token(),
-                end.kind() == PositionEnd.Kind.RELEASED)).toList()));
+        int kinds = (completions.isEmpty() ? 0 : 1) + (failures.isEmpty() ? 0 : 1) + (releases.isEmpty() ? 0 : 1);
+        Map<HeldJob, JobStatus> accepted = kinds > 1
+                ? together.execute(status -> write(completions, failures, releases))
+                : write(completions, failures, releases);
         List<PositionEnd> skipped = new ArrayList<>();
         for (PositionEnd end : ends) {
             JobStatus status = accepted.get(held(end));
@@ -100,11 +105,28 @@ public final class RowPerJobClaims implements ClaimStore {
             Map<Long, JobHolder> holders = store.holders(skipped.stream().map(PositionEnd::id).toList());
             for (PositionEnd end : skipped) {
                 JobHolder holder = holders.get(end.id());
-                boolean locked = holder != null && holder.heldBy(end.token());
-                results.put(end, new EndResult(locked ? EndResult.Verdict.BUSY : EndResult.Verdict.REFUSED, null));
+                if (holder != null && holder.heldBy(end.token())) {
+                    results.put(end, new EndResult(EndResult.Verdict.BUSY, null));
+                } else {
+                    results.put(end, new EndResult(EndResult.Verdict.REFUSED,
+                            holder != null && holder.status() == JobStatus.CANCELLED ? JobStatus.CANCELLED : null));
+                }
             }
         }
         return results;
+    }
+
+    private Map<HeldJob, JobStatus> write(List<PositionEnd> completions, List<PositionEnd> failures,
+            List<PositionEnd> releases) {
+        Map<HeldJob, JobStatus> accepted = new HashMap<>();
+        for (HeldJob completed : store.completeMany(completions.stream().map(RowPerJobClaims::held).toList())) {
+            accepted.put(completed, JobStatus.COMPLETED);
+        }
+        accepted.putAll(store.failMany(failures.stream().map(end -> new JobFailure(end.id(), end.token(), end.error(),
+                end.retryDelay(), end.kind() == PositionEnd.Kind.DISCARDED)).toList()));
+        accepted.putAll(store.releaseMany(releases.stream().map(end -> new JobRelease(end.id(), end.token(),
+                end.kind() == PositionEnd.Kind.RELEASED)).toList()));
+        return accepted;
     }
 
     @Override

@@ -638,8 +638,10 @@ final class WriteOnceSql {
 
     /**
      * Cancels a waiting or running job of {@code queue}: a ready or scheduled row is deleted; a
-     * running job's position gets its {@code dropped} bit (the claim row deleted instead when that
-     * was its last open position) and its handler a {@code cancel:<id>} notification. Either way a
+     * running job's position gets its {@code dropped} bit and its handler a {@code cancel:<id>}
+     * notification. The claim row stays even when that was its last open position, so that its
+     * holder's next renewal reports the position dropped (a cancel, not a lost lease); the holder
+     * then renews it no more and the sweeper deletes it, with nothing left to recover, once it expires. Either way a
      * {@code cancelled} outcome row is written from what the move returned. Returns nothing when the
      * job was in none of these homes at the moment of the statement: finished, dead, or moving
      * between homes (the caller looks again).
@@ -665,13 +667,7 @@ final class WriteOnceSql {
                 UPDATE {claim} AS claim
                 SET dropped = target.now_dropped
                 FROM target
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM target))
-                  AND claim.token = target.token AND position('0' IN (target.settled | target.now_dropped)::text) > 0
-                RETURNING claim.token
-            ), closed AS (
-                DELETE FROM {claim} AS claim
-                WHERE claim.token = ANY (ARRAY(SELECT token FROM target
-                                               WHERE position('0' IN (target.settled | target.now_dropped)::text) = 0))
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM target)) AND claim.token = target.token
                 RETURNING claim.token
             ), from_claim AS (
                 SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts, target.worker,

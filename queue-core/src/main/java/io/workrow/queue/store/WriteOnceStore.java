@@ -275,15 +275,16 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public int pruneFinished(Map<JobStatus, Duration> retention, int limit) {
         int done = 0;
+        // the dead first: a partition lock given up on must not keep them past their retention
+        Duration dead = retention.get(JobStatus.DEAD);
+        if (dead != null) {
+            done += pruneDead(dead, limit);
+        }
         Duration history = java.util.stream.Stream.of(JobStatus.COMPLETED, JobStatus.CANCELLED)
                 .map(retention::get).filter(java.util.Objects::nonNull).max(Duration::compareTo).orElse(null);
         if (history != null) {
             done += outcomeDaysDrop(history).size();
             done += retireJobData(history).size();
-        }
-        Duration dead = retention.get(JobStatus.DEAD);
-        if (dead != null) {
-            done += pruneDead(dead, limit);
         }
         return done;
     }

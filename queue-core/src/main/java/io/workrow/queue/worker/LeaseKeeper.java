@@ -193,10 +193,17 @@ final class LeaseKeeper {
         }
     }
 
-    /** Interrupts a run whose position is no longer this worker's, unless its handler is already done. */
+    /**
+     * Interrupts a run whose position is no longer this worker's. One whose handler is already done
+     * only takes the reason, which tells the result writer what a refused end meant.
+     */
     private void stop(RunningJob job, RunningJob.Stop reason) {
-        if (job.finishing() || !inFlight.holds(job)) {
-            return; // its handler is done: the result writer tells a lost lease from a written result
+        if (!inFlight.holds(job)) {
+            return;
+        }
+        if (job.finishing()) {
+            job.requestStop(reason);
+            return;
         }
         if (job.requestStop(reason)) {
             log.warn("{} {}; interrupting its handler, whose result will not be recorded", job,

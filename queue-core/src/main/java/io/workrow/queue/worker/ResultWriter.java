@@ -132,8 +132,13 @@ final class ResultWriter {
     void letGo(RunningJob run) {
         Pending pending = new Pending(JobResult.letGo(run));
         pending.holdsRoom = room.tryAcquire();
-        if (!finished) {
-            submitted.add(pending);
+        if (finished) {
+            pending.releaseRoom();
+            return; // stopped: its lease expires with the rest of this runtime's
+        }
+        submitted.add(pending);
+        if (finished) {
+            giveUp(); // queued just as the writer stopped
         }
     }
 
@@ -266,7 +271,9 @@ final class ResultWriter {
             Pending pending = written.get(i);
             EndResult result = results.get(ends.get(i));
             if (result == null) {
-                throw new IllegalStateException("no result for " + pending.job());
+                log.error("{}: the end statement said nothing of it; sending it again", pending.job());
+                defer(pending);
+                continue;
             }
             switch (result.verdict()) {
                 case ACCEPTED, ACCEPTED_BEFORE -> finish(pending, outcomeOf(pending.result.kind()), result.status());
@@ -366,8 +373,17 @@ final class ResultWriter {
             if (result.kind() == JobResult.Kind.LET_GO) {
                 // counted when it was let go; its handler's own result is reported when it comes
                 recordedQueues.add(job.queue());
-                log.info("{} let go: its lease ended as expired; now {}", result.job(),
-                        status == null ? "recovered by the sweeper" : status.columnValue());
+                if (status == null) {
+                    log.info("{} let go: its position had already ended", result.job());
+                } else if (status == JobStatus.RUNNING) {
+                    log.info("{} let go: its lease is no longer renewed, and the sweeper recovers it once it"
+                            + " runs out", result.job());
+                } else {
+                    log.info("{} let go: its lease ended as expired; now {}", result.job(), status.columnValue());
+                    if (status == JobStatus.DEAD) {
+                        metrics.retired(job.queue());
+                    }
+                }
                 return;
             }
             if (result.kind() == JobResult.Kind.UNREADABLE && outcome == JobOutcome.DISCARDED) {

@@ -330,9 +330,10 @@ $$;
 -- the default partition, the dropped jobs' idempotency keys deleted. The default partition's own
 -- stragglers that have since finished before cutoff are deleted row by row (they are few). Columns
 -- are named: the first range is the old table, whose columns are in another order. The
--- newest range is never retired: ids still land in it. Locks workrow_job_data before it looks
--- for stragglers, so an enqueue into an old range by a transaction that commits late is waited
--- for and kept, not dropped. Returns the partitions dropped.
+-- newest range, and any range whose ids are not all drawn yet, is never retired: ids still land
+-- in it. Locks workrow_job_data before it looks for a range's stragglers, so an enqueue into an
+-- old range by a transaction that commits late is waited for and kept, not dropped; a pass with
+-- no range to retire takes no lock. Returns the partitions dropped.
 CREATE FUNCTION workrow_retire_job_data(cutoff timestamptz) RETURNS SETOF text
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
@@ -356,6 +357,9 @@ BEGIN
         SELECT name, bounds[2]::bigint AS high FROM bounds
         WHERE bounds IS NOT NULL
           AND bounds[2]::bigint < (SELECT max(bounds[2]::bigint) FROM bounds WHERE bounds IS NOT NULL)
+          -- every id of the range drawn: none can still land in it
+          AND bounds[2]::bigint <= (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+                                    FROM workrow_job_id_seq)
         ORDER BY high
     LOOP
         EXECUTE format('SELECT created_at FROM %I ORDER BY id DESC LIMIT 1', range.name) INTO last_created;
@@ -363,14 +367,11 @@ BEGIN
             candidates := candidates || range.name::text;
         END IF;
     END LOOP;
-    IF cardinality(candidates) = 0
-       AND NOT EXISTS (SELECT 1 FROM workrow_job_data_default WHERE created_at < cutoff) THEN
-        RETURN;
-    END IF;
+    IF cardinality(candidates) > 0 THEN
     LOCK TABLE workrow_job_data IN ACCESS EXCLUSIVE MODE;
     FOR range IN
         SELECT child.relname AS name,
-               CASE WHEN bounds[1] = 'MINVALUE' THEN -9223372036854775808
+               CASE WHEN bounds[1] = 'MINVALUE' THEN '-9223372036854775808'::bigint
                     ELSE btrim(bounds[1], '''')::bigint END AS low,
                bounds[2]::bigint AS high
         FROM pg_inherits
@@ -408,18 +409,22 @@ BEGIN
         EXECUTE format('DROP TABLE %I', range.name);
         RETURN NEXT range.name;
     END LOOP;
-    WITH gone AS (
+    END IF;
+    -- The default partition's stragglers, once finished before the cutoff, without the lock: a job
+    -- moves between homes in one statement, so one snapshot sees it in exactly one of them.
+    WITH open_positions AS MATERIALIZED (
+        SELECT held.id
+        FROM workrow_claim AS claim,
+             unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+        WHERE get_bit(claim.settled, held.position::int - 1) = 0
+          AND get_bit(claim.dropped, held.position::int - 1) = 0
+    ), gone AS (
         DELETE FROM workrow_job_data_default AS data
         WHERE data.created_at < cutoff
           AND NOT EXISTS (SELECT 1 FROM workrow_ready WHERE id = data.id)
           AND NOT EXISTS (SELECT 1 FROM workrow_scheduled WHERE id = data.id)
           AND NOT EXISTS (SELECT 1 FROM workrow_dead WHERE id = data.id)
-          AND NOT EXISTS (SELECT 1
-                          FROM workrow_claim AS claim,
-                               unnest(claim.ids) WITH ORDINALITY AS held(id, position)
-                          WHERE held.id = data.id
-                            AND get_bit(claim.settled, held.position::int - 1) = 0
-                            AND get_bit(claim.dropped, held.position::int - 1) = 0)
+          AND data.id NOT IN (SELECT id FROM open_positions)
           AND NOT EXISTS (SELECT 1 FROM workrow_outcome WHERE job_id = data.id AND finished_at >= cutoff)
         RETURNING data.id
     )

@@ -728,6 +728,8 @@ class WriteOnceStoreTests {
                 PositionEnd.failed(claimed.get(5), "later", Duration.ofHours(1)),
                 PositionEnd.completed(claimed.get(6))));
         monthOld(ids.get(0), ids.get(6));
+        assertThat(store.retireJobData(Duration.ofDays(7))).as("ids may still land in it").doesNotContain(oldRange);
+        database.jdbc().queryForObject("SELECT setval('workrow_job_id_seq', ?)", Long.class, high);
 
         assertThat(store.retireJobData(Duration.ofDays(7))).contains(oldRange)
                 .doesNotContain("workrow_job_data_" + high);
@@ -744,8 +746,10 @@ class WriteOnceStoreTests {
         assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(3)))).values())
                 .extracting(EndResult::verdict).as("a straggler still ends").containsExactly(EndResult.Verdict.ACCEPTED);
         assertThat(store.retryDead(List.of(ids.get(2)), null, null, null)).isEqualTo(1);
-        assertThat(store.insertMany(List.of(keyed("mail", "k0"))).get(0)).as("a dropped job's key is free again")
-                .isNotEqualTo(ids.get(0));
+        long again = store.insertMany(List.of(keyed("mail", "k0"))).get(0);
+        assertThat(again).as("a dropped job's key is free again").isNotEqualTo(ids.get(0));
+        assertThat(database.jdbc().queryForObject("SELECT tableoid::regclass::text FROM workrow_job_data WHERE id = ?",
+                String.class, again)).as("new ids land in the new range").isEqualTo("workrow_job_data_" + high);
 
         monthOld(ids.get(1));
         store.retireJobData(Duration.ofDays(7));

@@ -180,7 +180,7 @@ class WriteOnceRuntimeTests {
                 case "four seconds" -> sleep(4_000);
                 default -> {
                     await().atMost(Duration.ofSeconds(4)).until(() -> outcomes(ids.get(0)).contains("expired"));
-                    sleep(500); // past at least one more renewal of the shared claim
+                    sleep(1_500); // longer than a lease: the shared claim is renewed after the let-go
                 }
             }
         }, QueueOptions.defaults().withLease(Duration.ofSeconds(1)).withTimeout(Duration.ofSeconds(5))
@@ -246,6 +246,47 @@ class WriteOnceRuntimeTests {
         assertThat(handled.get(JobOutcome.CANCELLED)).hasValue(1);
         assertThat(handled.get(JobOutcome.SUCCESS)).hasValue(1);
         assertThat(swept).hasValue(0);
+    }
+
+    /**
+     * A claim of one job whose job is cancelled keeps its row with the position dropped, so the
+     * renewal reports a cancel rather than a lost claim; then the holder renews it no more and the
+     * sweeper deletes it, with nothing to recover.
+     */
+    @Test
+    void aCancelledJobAloneInItsClaimIsToldCancelledNotLost() throws Exception {
+        long id = enqueue("mail", 3, "alone").get(0);
+        CountDownLatch running = new CountDownLatch(1);
+        AtomicBoolean toldCancelled = new AtomicBoolean();
+        Map<JobOutcome, AtomicInteger> handled = new ConcurrentHashMap<>();
+        QueueMetrics metrics = new QueueMetrics() {
+            @Override
+            public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
+                handled.computeIfAbsent(outcome, key -> new AtomicInteger()).incrementAndGet();
+            }
+        };
+        try (WorkerRuntime runtime = runtime().listenNotify(false).metrics(metrics).handler("mail", Task.class,
+                (task, job) -> {
+                    running.countDown();
+                    try {
+                        Thread.sleep(30_000);
+                    } catch (InterruptedException e) {
+                        toldCancelled.set(job.isCancelled());
+                        throw e;
+                    }
+                }, QueueOptions.defaults().withLease(Duration.ofSeconds(1)).withConcurrency(1).withBatchSize(1))
+                .build()) {
+            runtime.start();
+            assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.cancel("mail", id)).isTrue();
+            await().atMost(Duration.ofSeconds(5)).until(() -> handled.containsKey(JobOutcome.CANCELLED));
+            await().atMost(Duration.ofSeconds(10)).until(() -> jdbc.queryForObject(
+                    "SELECT count(*) FROM workrow_claim", Integer.class) == 0);
+        }
+        assertThat(toldCancelled).isTrue();
+        assertThat(handled).doesNotContainKey(JobOutcome.LEASE_LOST);
+        assertThat(status(id)).isEqualTo("cancelled");
+        assertThat(outcomes(id)).containsExactly("cancelled");
     }
 
     /**
