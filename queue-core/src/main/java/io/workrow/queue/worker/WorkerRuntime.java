@@ -108,9 +108,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private boolean servicesStarted;
 
     private WorkerRuntime(Builder builder) {
-        this.store = builder.store != null ? builder.store
-                : new RowPerJobStore(builder.dataSource, builder.schema != null ? builder.schema
-                        : SchemaLookup.currentSchema(builder.dataSource));
+        this.store = builder.store != null ? builder.store : defaultStore(builder);
         this.claims = store.claims();
         this.workerId = builder.workerId != null ? builder.workerId : WorkerId.generate();
         this.shutdownTimeout = builder.shutdownTimeout;
@@ -179,6 +177,24 @@ public final class WorkerRuntime implements AutoCloseable {
         this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
                 builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
                         .mapToInt(r -> r.options().concurrency()).sum(), registry != null, recurring != null);
+    }
+
+    /**
+     * The store for the schema's layout when the database answers; today's layout when it does not
+     * yet (a runtime may be built before its database is up, and starts claiming once it is).
+     */
+    private static JobStore defaultStore(Builder builder) {
+        try {
+            return JobStore.of(builder.dataSource, builder.schema != null ? builder.schema
+                    : SchemaLookup.currentSchema(builder.dataSource));
+        } catch (org.springframework.dao.DataAccessException e) {
+            if (builder.schema == null) {
+                throw e;
+            }
+            log.warn("Could not read the layout of schema {} ({}); running on one row per job", builder.schema,
+                    e.getMessage());
+            return new RowPerJobStore(builder.dataSource, builder.schema);
+        }
     }
 
     /**

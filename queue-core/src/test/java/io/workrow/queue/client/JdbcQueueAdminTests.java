@@ -42,7 +42,7 @@ class JdbcQueueAdminTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.store();
+        store = database.rowPerJobStore();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         admin = new JdbcQueueAdmin(store);
     }

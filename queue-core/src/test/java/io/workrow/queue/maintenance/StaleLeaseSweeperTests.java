@@ -24,7 +24,7 @@ class StaleLeaseSweeperTests {
 
     @Test
     void sweepersOnManyNodesAtOnceMoveEachExpiredJobExactlyOnce() throws Exception {
-        RowPerJobStore store = database.store();
+        RowPerJobStore store = database.rowPerJobStore();
         List<NewJob> jobs = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             jobs.add(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 5));
@@ -60,7 +60,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aRecoveredJobWaitsItsQueuesBackoffAndItsLagCountsFromThen() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.store();
+        RowPerJobStore store = database.rowPerJobStore();
         store.insertMany(List.of(new NewJob("slow", null, 0, 0, null, "{}", "{}", null, 0, 5),
                 new NewJob("other", null, 0, 0, null, "{}", "{}", null, 0, 5)));
         store.claim("slow", "crashed-worker", 1, Duration.ofMinutes(1));
@@ -87,7 +87,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueuesOwnRulesApplyOnANodeConfiguredOtherwise() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.store();
+        RowPerJobStore store = database.rowPerJobStore();
         // Node A works "fragile": a job whose lease expires twice is dead, a recovered one waits 10 minutes.
         QueueOptions fragile = QueueOptions.defaults().withMaxLeaseExpiries(2)
                 .withBackoff(new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0));
@@ -188,7 +188,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueueWithMaxLeaseExpiriesParksAJobThatKeepsKillingItsWorkersWithoutSpendingItsAttempts() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.store();
+        RowPerJobStore store = database.rowPerJobStore();
         long id = store.insertMany(List.of(new NewJob("crashy", null, 0, 0, null, "{}", "{}", null, 0, 5))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of("crashy", QueueOptions.defaults().withMaxLeaseExpiries(3)
@@ -212,7 +212,7 @@ class StaleLeaseSweeperTests {
     @Test
     void withoutALimitAnExpirySpendsItsAttemptAndIsStillCountedApart() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.store();
+        RowPerJobStore store = database.rowPerJobStore();
         long id = store.insertMany(List.of(new NewJob("plain", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of(), QueueOptions.defaults()

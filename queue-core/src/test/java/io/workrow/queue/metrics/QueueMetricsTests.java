@@ -37,7 +37,7 @@ class QueueMetricsTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.store();
+        store = database.rowPerJobStore();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         registry = new SimpleMeterRegistry();
         metrics = new MicrometerQueueMetrics(registry);

@@ -35,7 +35,7 @@ class FairClaimTests {
 
     private static final Duration LEASE = Duration.ofMinutes(5);
 
-    private final RowPerJobStore store = database.store();
+    private final RowPerJobStore store = database.rowPerJobStore();
     private final JdbcQueueAdmin admin = new JdbcQueueAdmin(store);
 
     @BeforeEach

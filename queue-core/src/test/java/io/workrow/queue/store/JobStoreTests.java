@@ -28,7 +28,7 @@ class JobStoreTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.store();
+        store = database.rowPerJobStore();
     }
 
     private static NewJob job(String queue, String key) {

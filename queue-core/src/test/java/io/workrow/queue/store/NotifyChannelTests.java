@@ -23,7 +23,7 @@ class NotifyChannelTests {
     void twoSchemasInOneDatabaseNotifyOnChannelsOfTheirOwn() throws Exception {
         SqlIdentifier other = SqlIdentifier.of("schema", "tenant_b");
         new WorkrowMigrations(database.dataSource(), other).migrate();
-        RowPerJobStore publicStore = database.store();
+        RowPerJobStore publicStore = database.rowPerJobStore();
         RowPerJobStore otherStore = new RowPerJobStore(database.dataSource(), other);
         assertThat(publicStore.notifyChannel()).isEqualTo("workrow:public");
 

@@ -26,7 +26,7 @@ class OrderedClaimTests {
 
     private static final int[] ALL = IntStream.range(0, 1024).toArray();
 
-    private final RowPerJobStore store = database.store();
+    private final RowPerJobStore store = database.rowPerJobStore();
 
     @BeforeEach
     void cleanUp() {

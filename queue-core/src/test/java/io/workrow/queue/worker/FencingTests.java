@@ -38,7 +38,7 @@ class FencingTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.store();
+        store = database.rowPerJobStore();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         sweeper = new StaleLeaseSweeper(store, 100, io.workrow.queue.metrics.QueueMetrics.NOOP, Map.of(),
                 new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0));
