@@ -158,17 +158,17 @@ public final class RowPerJobStore implements JobStore {
         this.controls = new QueueControls(timed, schema);
     }
 
-    /** The schema this store's statements address. */
+    @Override
     public SqlIdentifier schema() {
         return schema;
     }
 
-    /** The connections this store's statements run on: a transaction meant to span them is opened on it. */
+    @Override
     public DataSource dataSource() {
         return jdbc.getDataSource();
     }
 
-    /** The longest any statement of Workrow's own threads may run through this store. */
+    @Override
     public Duration statementTimeout() {
         return statementTimeout;
     }
@@ -193,32 +193,32 @@ public final class RowPerJobStore implements JobStore {
         return new RowPerJobClaims(this);
     }
 
-    /** The circuit breaker statements, on this store's connections. */
+    @Override
     public BreakerStore breakers() {
         return controls.breakers;
     }
 
-    /** The fair queues' per-key settings and state. */
+    @Override
     public FairnessStore fairness() {
         return controls.fairness;
     }
 
-    /** The worker registry statements, on this store's connections. */
+    @Override
     public WorkerStore workers() {
         return controls.workers;
     }
 
-    /** The recurring job statements, on this store's connections. */
+    @Override
     public RecurringStore recurring() {
         return controls.recurring;
     }
 
-    /** The queue rule statements (what the sweeper applies to each queue), on this store's connections. */
+    @Override
     public QueueRuleStore queueRules() {
         return controls.queueRules;
     }
 
-    /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
+    @Override
     public String notifyChannel() {
         return controls.notifyChannel();
     }
@@ -563,7 +563,7 @@ public final class RowPerJobStore implements JobStore {
         return timed.update(pruneFinished, status.columnValue(), olderThan.toMillis(), limit);
     }
 
-    /** Runs the table check; throws when the database or Workrow's table cannot be reached. */
+    @Override
     public void tableCheck() {
         timed.query(tableCheck, (RowCallbackHandler) rs -> { });
     }
@@ -577,47 +577,47 @@ public final class RowPerJobStore implements JobStore {
         return controls.queueStats(queueDepth());
     }
 
-    /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
+    @Override
     public List<QueueDepth> queueDepth() {
         return reads.queueDepth();
     }
 
-    /** Pauses {@code queue} on every node sharing the database. */
+    @Override
     public void pauseQueue(String queue, String reason) {
         controls.pauseQueue(queue, reason);
     }
 
-    /** Resumes {@code queue}; false when it was not paused. */
+    @Override
     public boolean resumeQueue(String queue) {
         return controls.resumeQueue(queue);
     }
 
-    /** The paused queues, by name. */
+    @Override
     public List<String> pausedQueues() {
         return controls.pausedQueues();
     }
 
-    /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
+    @Override
     public List<JobSummary> listRunning(String queue, int limit) {
         return reads.listRunning(queue, limit);
     }
 
-    /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
+    @Override
     public List<JobSummary> listDead(String queue, String errorText, int limit) {
         return reads.listDead(queue, errorText, limit);
     }
 
-    /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
+    @Override
     public List<DeadErrorGroup> deadErrorGroups(String queue, int limit) {
         return reads.deadErrorGroups(queue, limit);
     }
 
-    /** One job's whole row, or empty. */
+    @Override
     public Optional<JobDetail> find(long id) {
         return reads.find(id);
     }
 
-    /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */
+    @Override
     public List<FinishedPerMinute> finishedPerMinute(Instant since) {
         return reads.finishedPerMinute(since);
     }

@@ -162,17 +162,17 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return new WriteOnceStore(other, schema, statementTimeout, claimsPerJob);
     }
 
-    /** The schema this store's statements address. */
+    @Override
     public SqlIdentifier schema() {
         return schema;
     }
 
-    /** The connections this store's statements run on: a transaction meant to span them is opened on it. */
+    @Override
     public DataSource dataSource() {
         return dataSource;
     }
 
-    /** The longest any statement of Workrow's own threads may run through this store. */
+    @Override
     public Duration statementTimeout() {
         return statementTimeout;
     }
@@ -203,57 +203,57 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return this;
     }
 
-    /** The circuit breaker statements, on this store's connections. */
+    @Override
     public BreakerStore breakers() {
         return controls.breakers;
     }
 
-    /** The fair queues' per-key settings and state. */
+    @Override
     public FairnessStore fairness() {
         return controls.fairness;
     }
 
-    /** The worker registry statements, on this store's connections. */
+    @Override
     public WorkerStore workers() {
         return controls.workers;
     }
 
-    /** The recurring job statements, on this store's connections. */
+    @Override
     public RecurringStore recurring() {
         return controls.recurring;
     }
 
-    /** The queue rule statements (what the sweeper applies to each queue), on this store's connections. */
+    @Override
     public QueueRuleStore queueRules() {
         return controls.queueRules;
     }
 
-    /** The LISTEN/NOTIFY channel of this schema: insert wake-ups and cancellations. */
+    @Override
     public String notifyChannel() {
         return controls.notifyChannel();
     }
 
-    /** Pauses {@code queue} on every node sharing the database. */
+    @Override
     public void pauseQueue(String queue, String reason) {
         controls.pauseQueue(queue, reason);
     }
 
-    /** Resumes {@code queue}; false when it was not paused. */
+    @Override
     public boolean resumeQueue(String queue) {
         return controls.resumeQueue(queue);
     }
 
-    /** The paused queues, by name. */
+    @Override
     public List<String> pausedQueues() {
         return controls.pausedQueues();
     }
 
-    /** Open work per queue as {@code QueueAdmin.stats} shows it, idle paused or declared queues included. */
+    @Override
     public List<io.workrow.queue.QueueStats> queueStats() {
         return controls.queueStats(queueDepth());
     }
 
-    /** Runs the table check; throws when the database or Workrow's tables cannot be reached. */
+    @Override
     public void tableCheck() {
         timed.query(tableCheck, (org.springframework.jdbc.core.RowCallbackHandler) rs -> { });
     }
@@ -643,32 +643,32 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return timed.update(extendLease, lease.toMillis(), job.token(), job.position(), job.position()) == 1;
     }
 
-    /** Jobs per queue in each live home, with each queue's lag. */
+    @Override
     public List<QueueDepth> queueDepth() {
         return reads.queueDepth();
     }
 
-    /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
+    @Override
     public List<io.workrow.queue.JobSummary> listRunning(String queue, int limit) {
         return reads.listRunning(queue, limit);
     }
 
-    /** Dead jobs, newest first; {@code queue} and {@code errorText} narrow the list when not null. */
+    @Override
     public List<io.workrow.queue.JobSummary> listDead(String queue, String errorText, int limit) {
         return reads.listDead(queue, errorText, limit);
     }
 
-    /** Dead jobs grouped by queue and kind of error, largest group first; {@code queue} null for all. */
+    @Override
     public List<io.workrow.queue.DeadErrorGroup> deadErrorGroups(String queue, int limit) {
         return reads.deadErrorGroups(queue, limit);
     }
 
-    /** One job as the {@code workrow_job} view shows it, or empty. */
+    @Override
     public java.util.Optional<io.workrow.queue.JobDetail> find(long id) {
         return reads.find(id);
     }
 
-    /** Jobs completed and died per queue and minute from the minute of {@code since} (at most a day back). */
+    @Override
     public List<io.workrow.queue.FinishedPerMinute> finishedPerMinute(java.time.Instant since) {
         return reads.finishedPerMinute(since);
     }

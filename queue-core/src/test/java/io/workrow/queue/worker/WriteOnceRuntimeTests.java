@@ -100,6 +100,16 @@ class WriteOnceRuntimeTests {
                 String.class, id);
     }
 
+    /** Metrics that count the outcomes handled, by outcome, into {@code handled}. */
+    private static QueueMetrics countingOutcomes(Map<JobOutcome, AtomicInteger> handled) {
+        return new QueueMetrics() {
+            @Override
+            public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
+                handled.computeIfAbsent(outcome, key -> new AtomicInteger()).incrementAndGet();
+            }
+        };
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
@@ -213,12 +223,7 @@ class WriteOnceRuntimeTests {
         CountDownLatch mateMayFinish = new CountDownLatch(1);
         Map<String, Boolean> toldCancelled = new ConcurrentHashMap<>();
         Map<JobOutcome, AtomicInteger> handled = new ConcurrentHashMap<>();
-        QueueMetrics metrics = new QueueMetrics() {
-            @Override
-            public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
-                handled.computeIfAbsent(outcome, key -> new AtomicInteger()).incrementAndGet();
-            }
-        };
+        QueueMetrics metrics = countingOutcomes(handled);
         try (WorkerRuntime runtime = runtime().listenNotify(false).metrics(metrics).handler("mail", Task.class,
                 (task, job) -> {
             bothRunning.countDown();
@@ -259,12 +264,7 @@ class WriteOnceRuntimeTests {
         CountDownLatch running = new CountDownLatch(1);
         AtomicBoolean toldCancelled = new AtomicBoolean();
         Map<JobOutcome, AtomicInteger> handled = new ConcurrentHashMap<>();
-        QueueMetrics metrics = new QueueMetrics() {
-            @Override
-            public void handled(String queue, JobOutcome outcome, Duration handlerTime) {
-                handled.computeIfAbsent(outcome, key -> new AtomicInteger()).incrementAndGet();
-            }
-        };
+        QueueMetrics metrics = countingOutcomes(handled);
         try (WorkerRuntime runtime = runtime().listenNotify(false).metrics(metrics).handler("mail", Task.class,
                 (task, job) -> {
                     running.countDown();
