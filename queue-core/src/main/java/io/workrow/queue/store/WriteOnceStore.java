@@ -497,12 +497,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         if (claims.isEmpty()) {
             return Set.of();
         }
-        Object[] tokens = claims.stream().map(ClaimLease::token).toArray();
-        return new java.util.HashSet<>(timed.query(connection -> {
-            PreparedStatement statement = connection.prepareStatement(stillHeld);
-            statement.setArray(1, connection.createArrayOf("int8", tokens));
-            return statement;
-        }, (rs, row) -> rs.getLong("token")));
+        return new java.util.HashSet<>(timed.query(arrays(stillHeld,
+                column(List.copyOf(claims), "int8", ClaimLease::token)), (rs, row) -> rs.getLong("token")));
     }
 
     @Override
