@@ -31,7 +31,7 @@ final class WriteOnceSql {
     private static final String LOCKED_CLAIMS = """
             ), locked AS (
                 SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps
+                       claim.has_keys, claim.has_steps, claim.run_ats, claim.expiries AS held_expiries
                 FROM {claim} AS claim
                 WHERE claim.token = ANY (?::bigint[])
                 FOR UPDATE SKIP LOCKED""";
@@ -58,6 +58,12 @@ final class WriteOnceSql {
                 DELETE FROM {claim} AS claim
                 WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
                                                WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))""";
+
+    /**
+     * The step a job saved, read for the outcome row of its last attempt before the statement's
+     * other part deletes it (both see the statement's snapshot), so a finished job shows its step.
+     */
+    private static final String SAVED_STEP = "(SELECT saved.step FROM {step} AS saved WHERE saved.job_id = id)";
 
     /** Drops the ordered keys of accepted positions, for claims flagged to hold any. */
     private static final String DROP_KEYS = """
@@ -389,7 +395,8 @@ final class WriteOnceSql {
      * was locked here and its position is open. Accepted ends set their {@code settled} bits, or
      * delete the claim row when no position stays open (disjoint rows, so one statement does both),
      * append their outcome rows, move retried and released jobs to ready or scheduled (reading the
-     * job's data only for them) and dead ones to workrow_dead, and drop their ordered keys and, for
+     * job's data only for them; a job released or interrupted at shutdown keeps its due time, so it
+     * is first in line again) and dead ones to workrow_dead, and drop their ordered keys and, for
      * completed jobs, saved steps (only for claims flagged to have any; a dead job keeps its step,
      * so an operator's retry resumes from it, as today).
      *
@@ -408,6 +415,7 @@ final class WriteOnceSql {
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
+                       locked.run_ats[input.position] AS due_at,
                        input.kind = 'expired' AND input.max_expiries > 0 AS apart
                 FROM input
                 JOIN locked ON locked.token = input.token
@@ -435,17 +443,20 @@ final class WriteOnceSql {
                 FROM open
             {settle}
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
-                                       error)
-                SELECT id, attempt, token, queue,
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error, step)
+                SELECT id, attempt, next_expiries, token, queue,
                        CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
                             WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
-                       worker, started_at, clock_timestamp(), message
+                       worker, due_at, started_at, clock_timestamp(), message,
+                       CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END
                 FROM accepted
             ), again AS MATERIALIZED (
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
                        accepted.next_expiries, accepted.message,
-                       clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond' AS run_at,
+                       CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
+                            ELSE clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond'
+                       END AS run_at,
                        data.priority, data.partition_key, data.partition_bucket, data.fairness_key
                 FROM accepted
                 CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
@@ -492,14 +503,17 @@ final class WriteOnceSql {
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[]) AS input(token, position, id, attempt)
             {locked_claims}
             ), accepted AS MATERIALIZED (
-                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
+                       locked.run_ats[input.position] AS due_at, locked.held_expiries[input.position] AS expiries
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
             {settle}
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at)
-                SELECT id, attempt, token, queue, 'completed', worker, started_at, clock_timestamp()
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, step)
+                SELECT id, attempt, expiries, token, queue, 'completed', worker, due_at, started_at, clock_timestamp(),
+                       CASE WHEN has_steps THEN {saved_step} END
                 FROM accepted
             {drop_keys}
             ), steps AS (
@@ -572,10 +586,10 @@ final class WriteOnceSql {
                 RETURNING claim.*
             ), open AS MATERIALIZED (
                 SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
-                       AS expiries
+                       AS expiries, held.run_at AS due_at
                 FROM gone
-                CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries)
-                     WITH ORDINALITY AS held(id, attempt, expiries, position)
+                CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries, gone.run_ats)
+                     WITH ORDINALITY AS held(id, attempt, expiries, run_at, position)
                 WHERE get_bit(gone.settled, held.position::int - 1) = 0 AND get_bit(gone.dropped, held.position::int - 1) = 0
             ), rule AS (""" + StatementParts.recoveryRules("open") + """
             ), counted AS (
@@ -604,9 +618,10 @@ final class WriteOnceSql {
                        * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
                 FROM counted
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at,
-                                       error)
-                SELECT id, attempt, token, queue, 'expired', worker, started_at, clock_timestamp(), error
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error)
+                SELECT id, attempt, expiries, token, queue, 'expired', worker, due_at, started_at, clock_timestamp(),
+                       error
                 FROM recovered
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
@@ -649,13 +664,15 @@ final class WriteOnceSql {
     static final String JOB_CANCEL = """
             WITH from_ready AS (
                 DELETE FROM {ready} WHERE id = ? AND queue = ?
-                RETURNING id, queue, attempts, claimed_by AS worker, NULL::bigint AS token, NULL::timestamptz AS started_at
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
+                          NULL::timestamptz AS started_at
             ), from_scheduled AS (
                 DELETE FROM {scheduled} WHERE id = ? AND queue = ?
-                RETURNING id, queue, attempts, claimed_by AS worker, NULL::bigint AS token, NULL::timestamptz AS started_at
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
+                          NULL::timestamptz AS started_at
             ), holding AS MATERIALIZED (
                 SELECT claim.token, array_position(claim.ids, ?::bigint) AS position, claim.settled, claim.dropped,
-                       claim.attempts, claim.queue, claim.worker, claim.started_at
+                       claim.attempts, claim.expiries, claim.run_ats, claim.queue, claim.worker, claim.started_at
                 FROM {claim} AS claim
                 WHERE claim.queue = ? AND claim.ids @> ARRAY[?::bigint]
                 FOR UPDATE
@@ -670,14 +687,17 @@ final class WriteOnceSql {
                 WHERE claim.token = ANY (ARRAY(SELECT token FROM target)) AND claim.token = target.token
                 RETURNING claim.token
             ), from_claim AS (
-                SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts, target.worker,
-                       target.token, target.started_at
+                SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts,
+                       target.expiries[target.position] AS expiries, target.worker, target.token,
+                       target.run_ats[target.position] AS run_at, target.started_at
                 FROM target
             ), cancelled AS (
                 SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_claim
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at)
-                SELECT id, attempts, token, queue, 'cancelled', worker, started_at, clock_timestamp()
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, step)
+                SELECT id, attempts, expiries, token, queue, 'cancelled', worker, run_at, started_at, clock_timestamp(),
+                       {saved_step}
                 FROM cancelled
             ), keys AS (
                 DELETE FROM {key_running} AS key
@@ -746,13 +766,13 @@ final class WriteOnceSql {
                 SELECT ctid AS row FROM {scheduled} WHERE attempts >= max_attempts LIMIT ? FOR UPDATE SKIP LOCKED
             ), from_ready AS (
                 DELETE FROM {ready} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_ready))
-                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by, run_at
             ), from_scheduled AS (
                 DELETE FROM {scheduled} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_scheduled))
-                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by, run_at
             ), gone AS MATERIALIZED (
                 SELECT id, queue, attempts, max_attempts, expiries, coalesce(last_error, 'attempts exhausted') AS error,
-                       claimed_by
+                       claimed_by, run_at
                 FROM (SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled) AS moved
             ), buried AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at, claimed_by,
@@ -761,8 +781,8 @@ final class WriteOnceSql {
                        clock_timestamp()
                 FROM gone
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, queue, status, worker, finished_at, error)
-                SELECT id, attempts, queue, 'dead', claimed_by, clock_timestamp(), error FROM gone
+                INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, run_at, finished_at, error)
+                SELECT id, attempts, expiries, queue, 'dead', claimed_by, run_at, clock_timestamp(), error FROM gone
             )
             SELECT id, queue, attempts, max_attempts FROM gone
             """;
@@ -824,8 +844,10 @@ final class WriteOnceSql {
                 WHERE dead.id = batch.id
                 RETURNING dead.*
             ), logged AS (
-                INSERT INTO {outcome} (job_id, attempt, queue, status, worker, started_at, finished_at, error)
-                SELECT id, attempts, queue, 'cancelled', claimed_by, started_at, clock_timestamp(), last_error
+                INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, started_at, finished_at, error,
+                                       step)
+                SELECT id, attempts, expiries, queue, 'cancelled', claimed_by, started_at, clock_timestamp(), last_error,
+                       {saved_step}
                 FROM closed
             ), steps AS (
                 DELETE FROM {step} WHERE job_id IN (SELECT id FROM closed)
@@ -1071,6 +1093,7 @@ final class WriteOnceSql {
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
                 .replace("{locked_claims}", LOCKED_CLAIMS)
+                .replace("{saved_step}", SAVED_STEP)
                 .replace("{locked_claims_waiting}", LOCKED_CLAIMS.replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE"))
                 .replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)

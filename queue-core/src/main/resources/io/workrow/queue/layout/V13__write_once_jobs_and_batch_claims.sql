@@ -77,18 +77,23 @@ CREATE INDEX workrow_dead_kind_idx ON workrow_dead (queue, (
 -- Every attempt that ended, appended and never updated, one partition per day of finished_at
 -- (UTC). Retention drops whole days. status 'failed' and 'expired' are attempts the job survived;
 -- 'completed' and 'cancelled' are where a finished job lives; 'dead' also has a workrow_dead row;
--- 'released' is an attempt handed back at shutdown.
+-- 'released' is an attempt handed back at shutdown. expiries (the job's lease expiries so far),
+-- run_at (when the attempt fell due) and, for a finished job, the step it saved last are kept so
+-- that it reads as it did in the old table, its start lag included.
 CREATE TABLE workrow_outcome (
     job_id      bigint      NOT NULL,
     attempt     integer     NOT NULL,
+    expiries    integer     NOT NULL DEFAULT 0,
     claim_token bigint,
     queue       text        NOT NULL,
     status      text        NOT NULL
                 CHECK (status IN ('completed', 'failed', 'dead', 'expired', 'released', 'cancelled')),
     worker      text,
+    run_at      timestamptz,
     started_at  timestamptz,
     finished_at timestamptz NOT NULL,
-    error       text
+    error       text,
+    step        text
 ) PARTITION BY RANGE (finished_at);
 
 -- Rows land here only when maintenance has not created their day: workrow_add_outcome_day moves
@@ -191,12 +196,12 @@ FROM workrow_job WHERE status = 'dead';
 -- last_error is read from it). History older than 60 days goes into one partition, named for its
 -- last day so that retention drops it like a day, rather than one partition per old day.
 CREATE TEMPORARY TABLE workrow_upgrade_outcome ON COMMIT DROP AS
-SELECT id AS job_id, attempts AS attempt, queue, status, claimed_by AS worker, started_at,
-       coalesce(finished_at, updated_at) AS finished_at, last_error AS error
+SELECT id AS job_id, attempts AS attempt, lease_expiries AS expiries, queue, status, claimed_by AS worker,
+       run_at, started_at, coalesce(finished_at, updated_at) AS finished_at, last_error AS error, step
 FROM workrow_job WHERE status IN ('completed', 'cancelled')
 UNION ALL
-SELECT id, CASE WHEN status = 'running' THEN greatest(attempts - 1, 0) ELSE attempts END, queue, 'failed',
-       claimed_by, NULL, coalesce(last_error_at, updated_at), last_error
+SELECT id, CASE WHEN status = 'running' THEN greatest(attempts - 1, 0) ELSE attempts END, lease_expiries, queue,
+       'failed', claimed_by, NULL, NULL, coalesce(last_error_at, updated_at), last_error, NULL
 FROM workrow_job WHERE status IN ('scheduled', 'pending', 'running') AND last_error IS NOT NULL;
 
 DO $$
@@ -218,8 +223,10 @@ FROM (SELECT DISTINCT (finished_at AT TIME ZONE 'UTC')::date AS day
       UNION
       SELECT (now() AT TIME ZONE 'UTC')::date + ahead FROM generate_series(0, 7) AS ahead) AS days;
 
-INSERT INTO workrow_outcome (job_id, attempt, claim_token, queue, status, worker, started_at, finished_at, error)
-SELECT job_id, attempt, NULL, queue, status, worker, started_at, finished_at, error FROM workrow_upgrade_outcome;
+INSERT INTO workrow_outcome (job_id, attempt, expiries, claim_token, queue, status, worker, run_at, started_at,
+                             finished_at, error, step)
+SELECT job_id, attempt, expiries, NULL, queue, status, worker, run_at, started_at, finished_at, error, step
+FROM workrow_upgrade_outcome;
 
 -- A dead job keeps its step too: an operator's retry resumes from it, as before.
 INSERT INTO workrow_step (job_id, step)
@@ -513,10 +520,11 @@ JOIN workrow_job_data AS data ON data.id = state.id
 LEFT JOIN workrow_step AS step ON step.job_id = state.id
 UNION ALL
 SELECT data.id, outcome.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
-       data.payload, data.headers, outcome.status, NULL, outcome.attempt,
+       data.payload, data.headers, outcome.status, outcome.run_at, outcome.attempt,
        data.max_attempts, coalesce(outcome.error, failure.error),
-       CASE WHEN outcome.error IS NOT NULL THEN outcome.finished_at ELSE failure.finished_at END, NULL,
-       outcome.worker, NULL, NULL, data.created_at, outcome.started_at, outcome.finished_at, NULL, data.fairness_key
+       CASE WHEN outcome.error IS NOT NULL THEN outcome.finished_at ELSE failure.finished_at END, outcome.step,
+       outcome.worker, NULL, NULL, data.created_at, outcome.started_at, outcome.finished_at, outcome.expiries,
+       data.fairness_key
 FROM workrow_outcome AS outcome
 JOIN workrow_job_data AS data ON data.id = outcome.job_id
 LEFT JOIN LATERAL (SELECT earlier.error, earlier.finished_at FROM workrow_outcome AS earlier

@@ -163,7 +163,9 @@ class JdbcJobQueueTests {
                 + " date_trunc('second', run_at - created_at) AS wait";
         for (JobRequest request : requests) {
             long one = jobQueue.enqueue(request);
-            database.jdbc().update("UPDATE workrow_job SET idempotency_key = idempotency_key || '-one' WHERE id = ?", one);
+            if (request.idempotencyKey() != null) {
+                database.rows().setIdempotencyKey(one, request.idempotencyKey() + "-one");
+            }
             long many = jobQueue.enqueueAll(List.of(request)).get(0);
             Map<String, Object> single = database.jdbc().queryForMap("SELECT " + columns + " FROM workrow_job WHERE id = ?", one);
             Map<String, Object> batch = database.jdbc().queryForMap("SELECT " + columns + " FROM workrow_job WHERE id = ?", many);

@@ -28,18 +28,17 @@ class WriteOnceLayoutUpgradeTests {
     static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
 
     /**
-     * Columns whose meaning the view keeps, the lease of a running job included. A job that has
-     * ended no longer has a due time or a count of lease expiries (the outcome log keeps neither),
-     * and a waiting job no start time (its last attempt's start is in that attempt's outcome row).
+     * Columns whose meaning the view keeps, the lease of a running job included. A dead job no
+     * longer has a due time, and a waiting job no start time (its last attempt's start is in that
+     * attempt's outcome row).
      */
     private static final String COLUMNS = """
             id, queue, partition_key, partition_bucket, priority, idempotency_key, payload::text, headers::text,
-            status, CASE WHEN status IN ('pending', 'scheduled', 'running') THEN run_at END AS run_at, attempts,
+            status, CASE WHEN status <> 'dead' THEN run_at END AS run_at, attempts,
             max_attempts, last_error, CASE WHEN status IN ('pending', 'scheduled', 'running') THEN last_error_at END
             AS last_error_at, step, claimed_by, lease_expires_at, lease_token, created_at,
             CASE WHEN status NOT IN ('pending', 'scheduled') THEN started_at END AS started_at,
-            finished_at, CASE WHEN status IN ('completed', 'cancelled') THEN NULL ELSE lease_expiries END AS expiries,
-            fairness_key
+            finished_at, lease_expiries, fairness_key
             """;
 
     /** The stats view's columns but its clock's: the two reads run at different times. */
@@ -68,6 +67,7 @@ class WriteOnceLayoutUpgradeTests {
         store.saveStep(new HeldJob(running.id(), running.leaseToken()), "charged");
         store.insertOne(job("completed", "key-done", 0));
         ClaimedJob completed = claimOne(store, "completed");
+        store.saveStep(new HeldJob(completed.id(), completed.leaseToken()), "sent");
         store.completeMany(List.of(new HeldJob(completed.id(), completed.leaseToken())));
         store.insertOne(job("retried", null, 0));
         ClaimedJob retried = claimOne(store, "retried");

@@ -98,6 +98,11 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         return JobStore.of(dataSource(), schema);
     }
 
+    /** Writes to job rows behind the runtime's back, in the SQL of this database's layout. */
+    public JobRows rows() {
+        return new JobRows(jdbc(), schema, store() instanceof WriteOnceStore);
+    }
+
     /** Today's store, for the tests of its own statements (they need today's layout). */
     public RowPerJobStore rowPerJobStore() {
         return new RowPerJobStore(dataSource(), schema);

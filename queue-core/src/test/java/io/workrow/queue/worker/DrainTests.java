@@ -116,7 +116,7 @@ class DrainTests {
                 .runAt(Instant.now().plus(Duration.ofDays(1))));
 
         assertThat(runtime.drain("mail")).isEmpty();
-        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '1 second' WHERE id = ?", later);
+        database.rows().makeDue(later, Duration.ofSeconds(1));
 
         assertThat(runtime.drain("mail")).extracting(DrainedJob::id).containsExactly(later);
         assertThat(statusOf(tomorrow)).isEqualTo(JobStatus.SCHEDULED);

@@ -97,8 +97,7 @@ class LeaseRenewalTests {
         try {
             assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
             // Another worker took the job over (as after a sweep): a new owner and token.
-            database.jdbc().update("UPDATE workrow_job SET claimed_by = 'thief',"
-                    + " lease_token = nextval('workrow_lease_token_seq') WHERE id = ?", id);
+            database.rows().stealLease(id, "thief");
 
             await().atMost(Duration.ofSeconds(5)).untilTrue(sawLoss); // within one renewal (1 s)
             await().atMost(Duration.ofSeconds(5)).until(() -> runtime.inFlightCount() == 0);

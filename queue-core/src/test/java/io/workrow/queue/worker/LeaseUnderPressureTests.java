@@ -11,7 +11,7 @@ import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.TcpProxy;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Connection;
@@ -72,12 +72,11 @@ class LeaseUnderPressureTests {
             sweeper.start();
             runtime.start();
             assertThat(allRunning.await(10, TimeUnit.SECONDS)).isTrue();
-            // psql: BEGIN; UPDATE ... WHERE queue = 'long'; then twice the lease before COMMIT.
+            // psql: BEGIN; SELECT ... FOR UPDATE of the queue's running rows; twice the lease before COMMIT.
             try (Connection operator = database.dataSource().getConnection()) {
                 operator.setAutoCommit(false);
                 try (Statement statement = operator.createStatement()) {
-                    assertThat(statement.executeUpdate(
-                            "UPDATE workrow_job SET max_attempts = max_attempts WHERE queue = 'long'")).isEqualTo(4);
+                    statement.executeQuery(database.rows().lockRunningJobsOf("long")).close();
                 }
                 Thread.sleep(LEASE.multipliedBy(2).toMillis());
                 assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE queue = 'long'"
@@ -120,7 +119,7 @@ class LeaseUnderPressureTests {
             try (Connection operator = database.dataSource().getConnection()) {
                 operator.setAutoCommit(false);
                 try (Statement statement = operator.createStatement()) {
-                    statement.executeQuery("SELECT * FROM workrow_job WHERE id = " + stepping + " FOR UPDATE").close();
+                    statement.executeQuery(database.rows().lockRunningJob(stepping)).close();
                 }
                 locked.countDown();
                 Thread.sleep(LEASE.multipliedBy(2).toMillis());
@@ -161,8 +160,7 @@ class LeaseUnderPressureTests {
         try {
             assertThat(firstRunning.await(10, TimeUnit.SECONDS)).isTrue();
             // What the sweeper does to an expired lease: pending again, no owner, no token.
-            database.jdbc().update("UPDATE workrow_job SET status = 'pending', claimed_by = NULL, lease_token = NULL,"
-                    + " lease_expires_at = NULL WHERE id = ?", id);
+            database.rows().requeueAsSwept(id);
             assertThat(secondRunning.await(10, TimeUnit.SECONDS)).isTrue();
             Thread.sleep(LEASE.toMillis()); // renewals of both runs, one id
             releaseFirst.countDown(); // the old run ends while the new one runs on
@@ -224,7 +222,7 @@ class LeaseUnderPressureTests {
             // A statement timeout of 1 s: without its own, shorter network timeout the renewal's
             // connection would hang 11 s (the statement timeout plus 10 s), past the lease.
             WorkerRuntime runtime = WorkerRuntime.builder(throughProxy)
-                    .store(new RowPerJobStore(throughProxy, database.schema(), Duration.ofSeconds(1)))
+                    .store(JobStore.of(throughProxy, database.schema(), Duration.ofSeconds(1)))
                     .handler("frozen", Work.class, (work, job) -> {
                         runs.computeIfAbsent(job.id(), key -> new AtomicInteger()).incrementAndGet();
                         running.countDown();

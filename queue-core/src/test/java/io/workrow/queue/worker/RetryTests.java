@@ -92,9 +92,8 @@ class RetryTests {
     @Test
     void unreadablePayloadIsDeadWithTheReasonAndOtherJobsStillRun() {
         long good = jobQueue.enqueue("charge", new Charge(1));
-        database.jdbc().update("INSERT INTO workrow_job (queue, partition_bucket, payload, max_attempts)"
-                + " VALUES ('charge', 0, '{\"cents\": \"not a number\"}', 5)");
-        long poison = database.jdbc().queryForObject("SELECT max(id) FROM workrow_job", Long.class);
+        long poison = jobQueue.enqueue("charge", new Charge(1));
+        database.rows().setPayload(poison, "{\"cents\": \"not a number\"}");
         AtomicInteger runs = new AtomicInteger();
         try (WorkerRuntime runtime = runtime((charge, job) -> runs.incrementAndGet())) {
             runtime.start();

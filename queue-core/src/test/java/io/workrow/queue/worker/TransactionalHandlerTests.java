@@ -88,8 +88,7 @@ class TransactionalHandlerTests {
             }
             jdbc.update("INSERT INTO ledger VALUES (?)", ((Payment) payment).reference());
             // Another node's sweeper takes the job away while this handler still runs.
-            separate.executeWithoutResult(status -> jdbc.update("UPDATE workrow_job SET status = 'dead',"
-                    + " lease_token = NULL, lease_expires_at = NULL WHERE id = ?", job.id()));
+            separate.executeWithoutResult(status -> database.rows().killRunning(job.id()));
         })) {
             runtime.start();
             await().atMost(Duration.ofSeconds(10)).until(() -> runtime.inFlightCount() == 0
