@@ -31,7 +31,8 @@ final class WriteOnceSql {
     private static final String LOCKED_CLAIMS = """
             ), locked AS (
                 SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps, claim.run_ats, claim.expiries AS held_expiries
+                       claim.has_keys, claim.has_steps, claim.run_ats, claim.expiries AS held_expiries, claim.errors,
+                       claim.error_ats
                 FROM {claim} AS claim
                 WHERE claim.token = ANY (?::bigint[])
                 FOR UPDATE SKIP LOCKED""";
@@ -222,7 +223,9 @@ final class WriteOnceSql {
      * {@code leaseMs} milliseconds (parameter markers, positional or named), for an ordered claim
      * also the keys it now runs in workrow_key_running (whose primary key refuses a key another
      * claim took meanwhile: the whole statement fails and is tried again), and returns each job
-     * with its position, data and saved step.
+     * with its position, data and saved step. The claim's start is the clock's when the row is
+     * written, after the statement's snapshot, not the statement's start: an end that committed
+     * before the snapshot (and so freed the ordered key this claim takes) ended before it.
      */
     private static String claimAndReturn(String worker, String leaseMs, boolean ordered) {
         return """
@@ -230,13 +233,15 @@ final class WriteOnceSql {
                     DELETE FROM {ready} AS ready
                     WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
                     RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts,
-                              ready.expiries, ready.run_at, ready.partition_key
+                              ready.expiries, ready.run_at, ready.partition_key, ready.last_error, ready.last_error_at
                 ), claim AS (
                     INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
-                                         expiries, run_ats, settled, dropped, has_keys, has_steps)
+                                         expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps)
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
-                           now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
+                           clock_timestamp(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
+                           CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error ORDER BY id) END,
+                           CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error_at ORDER BY id) END,
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
                            {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
                     FROM taken
@@ -415,7 +420,8 @@ final class WriteOnceSql {
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
-                       locked.run_ats[input.position] AS due_at,
+                       locked.run_ats[input.position] AS due_at, locked.errors[input.position] AS earlier_error,
+                       locked.error_ats[input.position] AS earlier_error_at,
                        input.kind = 'expired' AND input.max_expiries > 0 AS apart
                 FROM input
                 JOIN locked ON locked.token = input.token
@@ -435,25 +441,25 @@ final class WriteOnceSql {
                             WHEN apart AND expiries + 1 >= max_expiries
                             THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
                             WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
-                            WHEN kind = 'released'
-                            THEN (SELECT earlier.error FROM {outcome} AS earlier
-                                  WHERE earlier.job_id = open.id AND earlier.status IN ('failed', 'dead', 'expired')
-                                  ORDER BY earlier.finished_at DESC LIMIT 1)
-                            ELSE error END AS message
+                            WHEN kind = 'released' THEN earlier_error
+                            ELSE error END AS message,
+                       CASE WHEN kind = 'released' THEN earlier_error_at ELSE clock_timestamp() END AS message_at
                 FROM open
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
-                                       started_at, finished_at, error, step)
+                                       started_at, finished_at, error, error_at, step)
                 SELECT id, attempt, next_expiries, token, queue,
                        CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
                             WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
-                       worker, due_at, started_at, clock_timestamp(), message,
+                       worker, due_at, started_at, clock_timestamp(),
+                       CASE WHEN status = 'completed' THEN earlier_error ELSE message END,
+                       CASE WHEN status = 'completed' THEN earlier_error_at WHEN kind = 'released' THEN message_at END,
                        CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END
                 FROM accepted
             ), again AS MATERIALIZED (
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
-                       accepted.next_expiries, accepted.message,
+                       accepted.next_expiries, accepted.message, accepted.message_at,
                        CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
                             ELSE clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond'
                        END AS run_at,
@@ -467,13 +473,13 @@ final class WriteOnceSql {
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                      partition_bucket, fairness_key, last_error, last_error_at)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
-                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN clock_timestamp() END
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
                 FROM again WHERE status = 'pending'
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                          partition_bucket, fairness_key, last_error, last_error_at)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
-                       partition_bucket, fairness_key, message, clock_timestamp()
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
                 FROM again WHERE status = 'scheduled'
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
@@ -504,16 +510,17 @@ final class WriteOnceSql {
             {locked_claims}
             ), accepted AS MATERIALIZED (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
-                       locked.run_ats[input.position] AS due_at, locked.held_expiries[input.position] AS expiries
+                       locked.run_ats[input.position] AS due_at, locked.held_expiries[input.position] AS expiries,
+                       locked.errors[input.position] AS earlier_error, locked.error_ats[input.position] AS earlier_error_at
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
-                                       started_at, finished_at, step)
+                                       started_at, finished_at, error, error_at, step)
                 SELECT id, attempt, expiries, token, queue, 'completed', worker, due_at, started_at, clock_timestamp(),
-                       CASE WHEN has_steps THEN {saved_step} END
+                       earlier_error, earlier_error_at, CASE WHEN has_steps THEN {saved_step} END
                 FROM accepted
             {drop_keys}
             ), steps AS (
@@ -665,14 +672,15 @@ final class WriteOnceSql {
             WITH from_ready AS (
                 DELETE FROM {ready} WHERE id = ? AND queue = ?
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
-                          NULL::timestamptz AS started_at
+                          NULL::timestamptz AS started_at, last_error, last_error_at
             ), from_scheduled AS (
                 DELETE FROM {scheduled} WHERE id = ? AND queue = ?
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
-                          NULL::timestamptz AS started_at
+                          NULL::timestamptz AS started_at, last_error, last_error_at
             ), holding AS MATERIALIZED (
                 SELECT claim.token, array_position(claim.ids, ?::bigint) AS position, claim.settled, claim.dropped,
-                       claim.attempts, claim.expiries, claim.run_ats, claim.queue, claim.worker, claim.started_at
+                       claim.attempts, claim.expiries, claim.run_ats, claim.errors, claim.error_ats, claim.queue,
+                       claim.worker, claim.started_at
                 FROM {claim} AS claim
                 WHERE claim.queue = ? AND claim.ids @> ARRAY[?::bigint]
                 FOR UPDATE
@@ -689,15 +697,16 @@ final class WriteOnceSql {
             ), from_claim AS (
                 SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts,
                        target.expiries[target.position] AS expiries, target.worker, target.token,
-                       target.run_ats[target.position] AS run_at, target.started_at
+                       target.run_ats[target.position] AS run_at, target.started_at,
+                       target.errors[target.position] AS last_error, target.error_ats[target.position] AS last_error_at
                 FROM target
             ), cancelled AS (
                 SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_claim
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
-                                       started_at, finished_at, step)
+                                       started_at, finished_at, error, error_at, step)
                 SELECT id, attempts, expiries, token, queue, 'cancelled', worker, run_at, started_at, clock_timestamp(),
-                       {saved_step}
+                       last_error, last_error_at, {saved_step}
                 FROM cancelled
             ), keys AS (
                 DELETE FROM {key_running} AS key
@@ -826,7 +835,8 @@ final class WriteOnceSql {
     /**
      * Cancels dead jobs of one queue (at most {@code ?}, {@code SKIP LOCKED}) matching the ids and
      * error kind (each ignored when null) that died no later than the cutoff: each moves to a
-     * {@code cancelled} outcome row keeping its last error, and its saved step goes.
+     * {@code cancelled} outcome row keeping its last error and its time of death (retention counts
+     * from it, as before the cancel), and its saved step goes.
      */
     static final String JOB_CANCEL_DEAD = """
             WITH batch AS (
@@ -845,9 +855,9 @@ final class WriteOnceSql {
                 RETURNING dead.*
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, started_at, finished_at, error,
-                                       step)
-                SELECT id, attempts, expiries, queue, 'cancelled', claimed_by, started_at, clock_timestamp(), last_error,
-                       {saved_step}
+                                       error_at, step)
+                SELECT id, attempts, expiries, queue, 'cancelled', claimed_by, started_at, finished_at, last_error,
+                       last_error_at, {saved_step}
                 FROM closed
             ), steps AS (
                 DELETE FROM {step} WHERE job_id IN (SELECT id FROM closed)
@@ -925,13 +935,15 @@ final class WriteOnceSql {
 
     /**
      * Running jobs, oldest claim first, read from the claims (the open positions of at most
-     * {@code ?} of them after the queue filter) before each is joined to its data and last failure.
+     * {@code ?} of them after the queue filter) before each is joined to its data.
      */
     static final String JOB_LIST_RUNNING = """
             SELECT running.id, running.queue, 'running' AS status, running.attempts, data.max_attempts,
-                   running.worker AS claimed_by, running.lease_expires_at, running.run_at, failure.error AS last_error,
-                   failure.finished_at AS last_error_at, data.created_at, running.expiries AS lease_expiries
-            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, held.*
+                   running.worker AS claimed_by, running.lease_expires_at, running.run_at,
+                   running.errors[running.position] AS last_error, running.error_ats[running.position] AS last_error_at,
+                   data.created_at, running.expiries AS lease_expiries
+            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, claim.errors,
+                         claim.error_ats, held.*
                   FROM {claim} AS claim
                   CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats)
                        WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
@@ -942,9 +954,6 @@ final class WriteOnceSql {
                   LIMIT ?) AS running
             CROSS JOIN LATERAL (SELECT job.max_attempts, job.created_at FROM {job_data} AS job
                                 WHERE job.id = running.id OFFSET 0) AS data
-            LEFT JOIN LATERAL (SELECT outcome.error, outcome.finished_at FROM {outcome} AS outcome
-                               WHERE outcome.job_id = running.id AND outcome.status IN ('failed', 'dead', 'expired')
-                               ORDER BY outcome.finished_at DESC LIMIT 1) AS failure ON true
             ORDER BY running.started_at, running.id
             """;
 

@@ -30,7 +30,9 @@ CREATE TABLE workrow_scheduled (LIKE workrow_ready INCLUDING DEFAULTS INCLUDING 
 
 -- One claimed batch: the lease and the fence of every job in it. Position p (1-based) of the
 -- arrays is the p-th job; bit p-1 of settled says its end was accepted, of dropped that it was
--- cancelled while running. A row whose every position is settled or dropped is deleted. Only the
+-- cancelled while running. errors and error_ats hold each job's last error and its time, as its
+-- ready row had them (NULL when no job of the batch had failed), so that the job's end carries
+-- them on without looking up the outcome log. A row whose every position is settled or dropped is deleted. Only the
 -- primary key is indexed and half of each page is left free, so the updates of ends and renewals
 -- stay HOT.
 CREATE TABLE workrow_claim (
@@ -43,6 +45,8 @@ CREATE TABLE workrow_claim (
     attempts         integer[]     NOT NULL,
     expiries         integer[]     NOT NULL,
     run_ats          timestamptz[] NOT NULL,
+    errors           text[],
+    error_ats        timestamptz[],
     settled          bit varying   NOT NULL,
     dropped          bit varying   NOT NULL,
     has_keys         boolean       NOT NULL DEFAULT false,
@@ -77,9 +81,12 @@ CREATE INDEX workrow_dead_kind_idx ON workrow_dead (queue, (
 -- Every attempt that ended, appended and never updated, one partition per day of finished_at
 -- (UTC). Retention drops whole days. status 'failed' and 'expired' are attempts the job survived;
 -- 'completed' and 'cancelled' are where a finished job lives; 'dead' also has a workrow_dead row;
--- 'released' is an attempt handed back at shutdown. expiries (the job's lease expiries so far),
--- run_at (when the attempt fell due) and, for a finished job, the step it saved last are kept so
--- that it reads as it did in the old table, its start lag included.
+-- 'released' is an attempt handed back at shutdown. error is the error the attempt ended with;
+-- on a completed or cancelled row, which ended with none, it is the job's last error before (an
+-- earlier attempt's), and error_at its time (on other rows error_at is NULL: their finished_at is
+-- the error's time). expiries (the job's lease expiries so far), run_at (when the attempt fell
+-- due) and, for a finished job, the step it saved last are kept so that a finished job reads from
+-- its one row as it did in the old table, its start lag included.
 CREATE TABLE workrow_outcome (
     job_id      bigint      NOT NULL,
     attempt     integer     NOT NULL,
@@ -93,6 +100,7 @@ CREATE TABLE workrow_outcome (
     started_at  timestamptz,
     finished_at timestamptz NOT NULL,
     error       text,
+    error_at    timestamptz,
     step        text
 ) PARTITION BY RANGE (finished_at);
 
@@ -175,9 +183,11 @@ FROM workrow_job WHERE status = 'scheduled';
 -- A running job becomes a claim of its own under its lease token and expiry: the node that ran
 -- it is stopped, so the sweeper recovers it when that lease runs out, as it would have before.
 INSERT INTO workrow_claim (token, queue, worker, lease_expires_at, started_at, ids, attempts, expiries,
-                           run_ats, settled, dropped, has_keys, has_steps)
+                           run_ats, errors, error_ats, settled, dropped, has_keys, has_steps)
 SELECT lease_token, queue, claimed_by, lease_expires_at, coalesce(started_at, updated_at),
-       ARRAY[id], ARRAY[attempts], ARRAY[lease_expiries], ARRAY[run_at], B'0', B'0',
+       ARRAY[id], ARRAY[attempts], ARRAY[lease_expiries], ARRAY[run_at],
+       CASE WHEN last_error IS NOT NULL THEN ARRAY[last_error] END,
+       CASE WHEN last_error IS NOT NULL THEN ARRAY[last_error_at] END, B'0', B'0',
        ordered_key IS NOT NULL, step IS NOT NULL
 FROM workrow_job WHERE status = 'running';
 
@@ -197,11 +207,12 @@ FROM workrow_job WHERE status = 'dead';
 -- last day so that retention drops it like a day, rather than one partition per old day.
 CREATE TEMPORARY TABLE workrow_upgrade_outcome ON COMMIT DROP AS
 SELECT id AS job_id, attempts AS attempt, lease_expiries AS expiries, queue, status, claimed_by AS worker,
-       run_at, started_at, coalesce(finished_at, updated_at) AS finished_at, last_error AS error, step
+       run_at, started_at, coalesce(finished_at, updated_at) AS finished_at, last_error AS error,
+       last_error_at AS error_at, step
 FROM workrow_job WHERE status IN ('completed', 'cancelled')
 UNION ALL
 SELECT id, CASE WHEN status = 'running' THEN greatest(attempts - 1, 0) ELSE attempts END, lease_expiries, queue,
-       'failed', claimed_by, NULL, NULL, coalesce(last_error_at, updated_at), last_error, NULL
+       'failed', claimed_by, NULL, NULL, coalesce(last_error_at, updated_at), last_error, NULL, NULL
 FROM workrow_job WHERE status IN ('scheduled', 'pending', 'running') AND last_error IS NOT NULL;
 
 DO $$
@@ -224,8 +235,8 @@ FROM (SELECT DISTINCT (finished_at AT TIME ZONE 'UTC')::date AS day
       SELECT (now() AT TIME ZONE 'UTC')::date + ahead FROM generate_series(0, 7) AS ahead) AS days;
 
 INSERT INTO workrow_outcome (job_id, attempt, expiries, claim_token, queue, status, worker, run_at, started_at,
-                             finished_at, error, step)
-SELECT job_id, attempt, expiries, NULL, queue, status, worker, run_at, started_at, finished_at, error, step
+                             finished_at, error, error_at, step)
+SELECT job_id, attempt, expiries, NULL, queue, status, worker, run_at, started_at, finished_at, error, error_at, step
 FROM workrow_upgrade_outcome;
 
 -- A dead job keeps its step too: an operator's retry resumes from it, as before.
@@ -498,7 +509,7 @@ LEFT JOIN workrow_step AS step ON step.job_id = state.id
 UNION ALL
 SELECT data.id, claim.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
        data.payload, data.headers, 'running', held.run_at, held.attempts,
-       data.max_attempts, failure.error, failure.finished_at, step.step, claim.worker,
+       data.max_attempts, claim.errors[held.position], claim.error_ats[held.position], step.step, claim.worker,
        claim.lease_expires_at, claim.token, data.created_at, claim.started_at, NULL, held.expiries,
        data.fairness_key
 FROM workrow_claim AS claim
@@ -506,9 +517,6 @@ CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_a
      WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
 JOIN workrow_job_data AS data ON data.id = held.id
 LEFT JOIN workrow_step AS step ON step.job_id = held.id
-LEFT JOIN LATERAL (SELECT outcome.error, outcome.finished_at FROM workrow_outcome AS outcome
-                   WHERE outcome.job_id = held.id AND outcome.status IN ('failed', 'dead', 'expired')
-                   ORDER BY outcome.finished_at DESC LIMIT 1) AS failure ON true
 WHERE get_bit(claim.settled, held.position::int - 1) = 0 AND get_bit(claim.dropped, held.position::int - 1) = 0
 UNION ALL
 SELECT data.id, state.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
@@ -521,15 +529,11 @@ LEFT JOIN workrow_step AS step ON step.job_id = state.id
 UNION ALL
 SELECT data.id, outcome.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
        data.payload, data.headers, outcome.status, outcome.run_at, outcome.attempt,
-       data.max_attempts, coalesce(outcome.error, failure.error),
-       CASE WHEN outcome.error IS NOT NULL THEN outcome.finished_at ELSE failure.finished_at END, outcome.step,
+       data.max_attempts, outcome.error, outcome.error_at, outcome.step,
        outcome.worker, NULL, NULL, data.created_at, outcome.started_at, outcome.finished_at, outcome.expiries,
        data.fairness_key
 FROM workrow_outcome AS outcome
 JOIN workrow_job_data AS data ON data.id = outcome.job_id
-LEFT JOIN LATERAL (SELECT earlier.error, earlier.finished_at FROM workrow_outcome AS earlier
-                   WHERE earlier.job_id = outcome.job_id AND earlier.status IN ('failed', 'dead', 'expired')
-                   ORDER BY earlier.finished_at DESC LIMIT 1) AS failure ON outcome.error IS NULL
 WHERE outcome.status IN ('completed', 'cancelled');
 
 -- Counts per queue from the homes, never through the view (a count over the view joins every

@@ -12,11 +12,12 @@ import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.EndResult;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.PositionEnd;
 import io.workrow.queue.store.RecoveryRule;
+import io.workrow.queue.testing.JobRows;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.sql.Timestamp;
 import java.time.Duration;
@@ -32,7 +33,8 @@ class JdbcQueueAdminTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private RowPerJobStore store;
+    private JobStore store;
+    private JobRows rows;
     private JdbcJobQueue jobQueue;
     private JdbcQueueAdmin admin;
 
@@ -42,7 +44,8 @@ class JdbcQueueAdminTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.rowPerJobStore();
+        store = database.store();
+        rows = database.rows();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         admin = new JdbcQueueAdmin(store);
     }
@@ -50,10 +53,21 @@ class JdbcQueueAdminTests {
     /** Enqueues a job on {@code queue} and kills it with {@code error}; claims every pending job of the queue. */
     private long deadJob(String queue, String error) {
         long id = jobQueue.enqueue(queue, new Hook("https://example.com"));
-        ClaimedJob claimed = store.claim(queue, "w", 10, Duration.ofMinutes(1)).stream()
-                .filter(job -> job.id() == id).findFirst().orElseThrow();
-        store.failMany(List.of(new JobFailure(id, claimed.leaseToken(), error, Duration.ZERO, true)));
+        ClaimedPosition claimed = claim(queue, 10).stream().filter(job -> job.id() == id).findFirst().orElseThrow();
+        assertThat(end(PositionEnd.discarded(claimed, error)).counted()).isTrue();
         return id;
+    }
+
+    private List<ClaimedPosition> claim(String queue, int limit) {
+        return store.claims().claim(queue, "w", limit, Duration.ofMinutes(1), false);
+    }
+
+    private EndResult end(PositionEnd end) {
+        return store.claims().endMany(List.of(end)).get(end);
+    }
+
+    private Instant databaseNow() {
+        return database.jdbc().queryForObject("SELECT now()", Timestamp.class).toInstant();
     }
 
     @Test
@@ -64,13 +78,10 @@ class JdbcQueueAdminTests {
         jobQueue.enqueue(JobRequest.of("webhooks", new Hook("later")).delay(Duration.ofHours(1)));
         jobQueue.enqueue("emails", new Hook("c"));
         jobQueue.enqueue("emails", new Hook("d"));
-        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '90 seconds' WHERE queue = 'emails'");
-        store.claim("emails", "w", 1, Duration.ofMinutes(1));
+        rows.makeQueueDue("emails", Duration.ofSeconds(90));
+        claim("emails", 1);
         // History is not read: a queue with only completed jobs is not listed.
-        database.jdbc().update("""
-                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, finished_at)
-                SELECT 'archive', 0, '{}', 'completed', 1, 5, now() FROM generate_series(1, 3)
-                """);
+        rows.insertFinished("archive", "completed", 3, null, databaseNow());
         admin.pause("reports", "month end");
         store.queueRules().declare("w", List.of(new RecoveryRule("thumbnails", 1000, 2.0, 60_000, 0.1, 0)));
 
@@ -89,14 +100,9 @@ class JdbcQueueAdminTests {
     @Test
     void deadGroupsAreCountedAmongTheNewestDeadJobsOnly() {
         // An old kind, then a sample's worth of newer jobs of another kind, in one queue; one more in another.
-        database.jdbc().update("""
-                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, last_error,
-                                         finished_at)
-                SELECT 'webhooks', 0, '{}', 'dead', 5, 5,
-                       CASE WHEN i <= 3 THEN 'java.lang.IllegalStateException: old' ELSE 'HTTP 503' END,
-                       now() - interval '1 hour' + i * interval '1 millisecond'
-                FROM generate_series(1, 3 + ?) AS i
-                """, QueueAdmin.DEAD_GROUP_SAMPLE);
+        Instant anHourAgo = databaseNow().minus(Duration.ofHours(1));
+        rows.insertFinished("webhooks", "dead", 3, "java.lang.IllegalStateException: old", anHourAgo);
+        rows.insertFinished("webhooks", "dead", QueueAdmin.DEAD_GROUP_SAMPLE, "HTTP 503", anHourAgo.plusMillis(3));
         deadJob("emails", "HTTP 500");
 
         List<DeadErrorGroup> groups = admin.deadErrorGroups(null, 10);
@@ -129,12 +135,13 @@ class JdbcQueueAdminTests {
 
     @Test
     void deadJobsAreGroupedByQueueAndKindOfErrorLargestGroupFirst() {
-        deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out after 10s");
+        long olderTimeout = deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out after 10s");
         long newestTimeout = deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out after 30s");
         long gone = deadJob("webhooks", "HTTP 410 Gone");
         deadJob("emails", "java.net.SocketTimeoutException: connect timed out");
-        database.jdbc().update("UPDATE workrow_job SET finished_at = finished_at + interval '1 second' WHERE id = ?",
-                newestTimeout);
+        rows.setFinishedAt(olderTimeout, database.jdbc().queryForObject(
+                "SELECT finished_at FROM workrow_job WHERE id = ?", Timestamp.class, olderTimeout).toInstant()
+                .minusSeconds(1));
 
         List<DeadErrorGroup> groups = admin.deadErrorGroups(null, 10);
 
@@ -158,12 +165,10 @@ class JdbcQueueAdminTests {
     @Test
     void aGroupLargerThanOneStatementsBatchIsRetriedAndCancelledWhole() {
         // Two and a half batches of one kind in each of two queues, and one job of another kind.
-        database.jdbc().update("""
-                INSERT INTO workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts, last_error,
-                                         finished_at)
-                SELECT queue, 0, '{}', 'dead', 5, 5, 'java.net.ConnectException: refused', now()
-                FROM generate_series(1, 12500), unnest(ARRAY['webhooks', 'emails']) AS queue
-                """);
+        for (String queue : List.of("webhooks", "emails")) {
+            rows.insertFinished(queue, "dead", 12_500, "java.net.ConnectException: refused",
+                    databaseNow().minus(Duration.ofMinutes(1)));
+        }
         long other = deadJob("webhooks", "java.lang.IllegalStateException: other kind");
 
         assertThat(admin.retryDeadGroup("webhooks", "java.net.ConnectException")).isEqualTo(12_500);
@@ -259,15 +264,14 @@ class JdbcQueueAdminTests {
     }
 
     private void setFinishedAt(long id, String instant) {
-        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE id = ?",
-                Timestamp.from(Instant.parse(instant)), id);
+        rows.setFinishedAt(id, Instant.parse(instant));
     }
 
     @Test
     void oneJobsWholeRowWithItsPayloadWhichCanBeWithheld() {
         long id = jobQueue.enqueue(JobRequest.of("webhooks", new Hook("https://example.com/a"))
                 .partitionKey("customer:7").idempotencyKey("hook-a").priority(3));
-        store.claim("webhooks", "worker-1", 1, Duration.ofMinutes(1));
+        store.claims().claim("webhooks", "worker-1", 1, Duration.ofMinutes(1), false);
 
         JobDetail job = admin.job(id).orElseThrow();
 
@@ -296,18 +300,16 @@ class JdbcQueueAdminTests {
         deadJob("webhooks", "HTTP 500");
         for (String url : List.of("a", "b", "c")) {
             long id = jobQueue.enqueue("webhooks", new Hook(url));
-            ClaimedJob claimed = store.claim("webhooks", "w", 10, Duration.ofMinutes(1)).stream()
-                    .filter(job -> job.id() == id).findFirst().orElseThrow();
-            store.completeMany(List.of(new HeldJob(id, claimed.leaseToken())));
+            ClaimedPosition claimed = claim("webhooks", 10).stream().filter(job -> job.id() == id).findFirst()
+                    .orElseThrow();
+            assertThat(end(PositionEnd.completed(claimed)).counted()).isTrue();
         }
         deadJob("emails", "HTTP 500");
         // Fixed times, so that a minute ending during the test moves no job to another bucket.
         Instant thisMinute = database.jdbc().queryForObject("SELECT date_trunc('minute', now())", Timestamp.class)
                 .toInstant();
-        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE queue = 'webhooks'",
-                Timestamp.from(thisMinute));
-        database.jdbc().update("UPDATE workrow_job SET finished_at = ? WHERE queue = 'emails'",
-                Timestamp.from(thisMinute.minus(Duration.ofMinutes(5))));
+        rows.setFinishedAtOfQueue("webhooks", thisMinute);
+        rows.setFinishedAtOfQueue("emails", thisMinute.minus(Duration.ofMinutes(5)));
 
         assertThat(admin.finishedPerMinute(thisMinute.minus(Duration.ofMinutes(59)))).extracting(
                 FinishedPerMinute::queue, FinishedPerMinute::minute, FinishedPerMinute::completed,
@@ -318,7 +320,7 @@ class JdbcQueueAdminTests {
                 .as("from the start of the minute of since: this one and the four before")
                 .extracting(FinishedPerMinute::queue).containsExactly("webhooks");
         assertThat(admin.finishedPerMinute(thisMinute.minus(Duration.ofMinutes(5)))).hasSize(2);
-        database.jdbc().update("UPDATE workrow_job SET finished_at = now() - interval '25 hours' WHERE queue = 'emails'");
+        rows.setFinishedAtOfQueue("emails", databaseNow().minus(Duration.ofHours(25)));
         assertThat(admin.finishedPerMinute(Instant.EPOCH)).as("never more than a day back")
                 .extracting(FinishedPerMinute::queue).containsExactly("webhooks");
     }
@@ -352,13 +354,13 @@ class JdbcQueueAdminTests {
     @Test
     void cancellingARunningJobFencesOutItsResult() {
         long id = jobQueue.enqueue("webhooks", new Hook("x"));
-        ClaimedJob claimed = store.claim("webhooks", "w", 1, Duration.ofMinutes(1)).get(0);
+        ClaimedPosition claimed = claim("webhooks", 1).get(0);
         assertThat(admin.runningJobs("webhooks", 10)).extracting(JobSummary::claimedBy).containsExactly("w");
 
         assertThat(admin.cancel("emails", id)).as("another queue's path").isFalse();
         assertThat(statuses()).containsEntry(id, "running");
         assertThat(admin.cancel("webhooks", id)).isTrue();
-        assertThat(store.completeMany(List.of(new HeldJob(id, claimed.leaseToken())))).isEmpty();
+        assertThat(end(PositionEnd.completed(claimed)).counted()).as("the result of a cancelled job").isFalse();
         assertThat(statuses()).containsEntry(id, "cancelled");
         assertThat(admin.cancel("webhooks", id)).as("already finished").isFalse();
     }

@@ -35,8 +35,7 @@ class WriteOnceLayoutUpgradeTests {
     private static final String COLUMNS = """
             id, queue, partition_key, partition_bucket, priority, idempotency_key, payload::text, headers::text,
             status, CASE WHEN status <> 'dead' THEN run_at END AS run_at, attempts,
-            max_attempts, last_error, CASE WHEN status IN ('pending', 'scheduled', 'running') THEN last_error_at END
-            AS last_error_at, step, claimed_by, lease_expires_at, lease_token, created_at,
+            max_attempts, last_error, last_error_at, step, claimed_by, lease_expires_at, lease_token, created_at,
             CASE WHEN status NOT IN ('pending', 'scheduled') THEN started_at END AS started_at,
             finished_at, lease_expiries, fairness_key
             """;

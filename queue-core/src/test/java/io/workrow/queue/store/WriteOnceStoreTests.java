@@ -166,6 +166,39 @@ class WriteOnceStoreTests {
         assertThat(retried.get(0).attempt()).as("attempts are counted at claim").isEqualTo(2);
     }
 
+    /**
+     * A job that failed and then completed shows its last error and its time in workrow_job, and
+     * a runbook's count by status over the view reads each home once: no finished job looks the
+     * outcome log up again (a lookup per job took minutes at 10^4 finished jobs).
+     */
+    @Test
+    void theViewShowsAFinishedJobsLastErrorFromItsOwnRowAndACountReadsTheLogOnce() {
+        List<Long> ids = enqueue("mail", 2_000);
+        ClaimedPosition failing = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        store.endMany(List.of(PositionEnd.failed(failing, "boom: once", Duration.ZERO)));
+        java.sql.Timestamp failedAt = database.jdbc().queryForObject(
+                "SELECT last_error_at FROM workrow_job WHERE id = ?", java.sql.Timestamp.class, ids.get(0));
+        List<ClaimedPosition> claimed = store.claim("mail", "node-a", 2_000, LEASE, false);
+        assertThat(store.endMany(claimed.stream().map(PositionEnd::completed).toList()).values())
+                .allSatisfy(result -> assertThat(result.counted()).isTrue());
+
+        assertThat(database.jdbc().queryForMap("SELECT status, attempts, last_error, last_error_at FROM workrow_job"
+                + " WHERE id = ?", ids.get(0))).containsEntry("status", "completed").containsEntry("attempts", 2)
+                .containsEntry("last_error", "boom: once").containsEntry("last_error_at", failedAt);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'completed'"
+                + " AND last_error IS NULL", Integer.class)).isEqualTo(1_999);
+        String plan = database.jdbc().queryForObject(
+                "EXPLAIN (ANALYZE, FORMAT JSON) SELECT status, count(*) FROM workrow_job GROUP BY status", String.class);
+        java.util.regex.Matcher scans = java.util.regex.Pattern
+                .compile("\"Relation Name\": \"(workrow_outcome[^\"]*)\"[^{}]*?\"Actual Loops\": (\\d+)").matcher(plan);
+        Map<String, Integer> loopsByPartition = new java.util.HashMap<>();
+        while (scans.find()) {
+            loopsByPartition.merge(scans.group(1), Integer.parseInt(scans.group(2)), Integer::sum);
+        }
+        assertThat(loopsByPartition).as("scans of the outcome log, by partition").isNotEmpty()
+                .allSatisfy((partition, loops) -> assertThat(loops).isLessThanOrEqualTo(1));
+    }
+
     @Test
     void anEndSentAgainAfterItsReplyWasLostCountsOnceAndIsToldFromALostLease() {
         List<Long> ids = enqueue("mail", 3);

@@ -1,7 +1,9 @@
 package io.workrow.queue.testing;
 
 import io.workrow.queue.store.SqlIdentifier;
+import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -155,6 +157,64 @@ public final class JobRows {
                     """), id, id);
         } else {
             jdbc.update(sql("UPDATE {s}workrow_job SET status = 'dead', finished_at = now() WHERE id = ?"), id);
+        }
+    }
+
+    /**
+     * Inserts {@code count} finished jobs of {@code queue} ({@code completed}, {@code cancelled} or
+     * {@code dead}) with {@code error} as their last error, the i-th (from 1) finished {@code i}
+     * milliseconds after {@code finishedAt}, as months of history or a hand-written INSERT would.
+     */
+    public void insertFinished(String queue, String status, int count, String error, Instant finishedAt) {
+        Timestamp at = Timestamp.from(finishedAt);
+        if (writeOnce) {
+            jdbc.update(sql("""
+                    WITH data AS (
+                        INSERT INTO {s}workrow_job_data (queue, partition_bucket, payload, max_attempts)
+                        SELECT ?, 0, '{}', 5 FROM generate_series(1, ?)
+                        RETURNING id
+                    ), finished AS MATERIALIZED (
+                        SELECT id, ?::timestamptz + row_number() OVER (ORDER BY id) * interval '1 millisecond' AS at
+                        FROM data
+                    ), dead AS (
+                        INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, last_error, last_error_at,
+                                                     finished_at)
+                        SELECT id, ?, 5, 5, ?, at, at FROM finished WHERE ? = 'dead'
+                    )
+                    INSERT INTO {s}workrow_outcome (job_id, attempt, queue, status, finished_at, error)
+                    SELECT id, 5, ?, ?, at, ? FROM finished
+                    """), queue, count, at, queue, error, status, queue, status, error);
+        } else {
+            jdbc.update(sql("""
+                    INSERT INTO {s}workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts,
+                                                last_error, finished_at)
+                    SELECT ?, 0, '{}', ?, 5, 5, ?, ?::timestamptz + i * interval '1 millisecond'
+                    FROM generate_series(1, ?) AS i
+                    """), queue, status, error, at, count);
+        }
+    }
+
+    /** Sets when a finished job finished (for a dead job, when it died). */
+    public void setFinishedAt(long id, Instant at) {
+        setFinishedAt("id", id, at);
+    }
+
+    /** Sets when every finished job of {@code queue} finished. */
+    public void setFinishedAtOfQueue(String queue, Instant at) {
+        setFinishedAt("queue", queue, at);
+    }
+
+    private void setFinishedAt(String column, Object value, Instant instant) {
+        Timestamp at = Timestamp.from(instant);
+        if (writeOnce) {
+            jdbc.update(sql("UPDATE {s}workrow_dead SET finished_at = ?, last_error_at = ? WHERE " + column + " = ?"),
+                    at, at, value);
+            jdbc.update(sql("UPDATE {s}workrow_outcome SET finished_at = ?"
+                    + " WHERE status IN ('completed', 'cancelled', 'dead') AND "
+                    + ("id".equals(column) ? "job_id" : column) + " = ?"), at, value);
+        } else {
+            jdbc.update(sql("UPDATE {s}workrow_job SET finished_at = ?"
+                    + " WHERE status IN ('completed', 'cancelled', 'dead') AND " + column + " = ?"), at, value);
         }
     }
 
