@@ -2,7 +2,7 @@ package io.workrow.queue.maintenance;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NewJob;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
@@ -24,14 +24,16 @@ class StaleLeaseSweeperTests {
 
     @Test
     void sweepersOnManyNodesAtOnceMoveEachExpiredJobExactlyOnce() throws Exception {
-        RowPerJobStore store = database.rowPerJobStore();
+        JobStore store = database.store();
         List<NewJob> jobs = new ArrayList<>();
         for (int i = 0; i < 2000; i++) {
             jobs.add(new NewJob("q", null, 0, 0, null, "{}", "{}", null, 0, 5));
         }
         store.insertMany(jobs);
-        store.claim("q", "crashed-worker", 2000, Duration.ofMinutes(1));
-        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+        for (int claim = 0; claim < 40; claim++) { // one claim row each on the write-once layout
+            store.claims().claim("q", "crashed-worker", 50, Duration.ofMinutes(1), false);
+        }
+        database.rows().expireEveryLease();
 
         int nodes = 4;
         ExecutorService pool = Executors.newFixedThreadPool(nodes);
@@ -60,14 +62,14 @@ class StaleLeaseSweeperTests {
     @Test
     void aRecoveredJobWaitsItsQueuesBackoffAndItsLagCountsFromThen() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.rowPerJobStore();
+        JobStore store = database.store();
         store.insertMany(List.of(new NewJob("slow", null, 0, 0, null, "{}", "{}", null, 0, 5),
                 new NewJob("other", null, 0, 0, null, "{}", "{}", null, 0, 5)));
-        store.claim("slow", "crashed-worker", 1, Duration.ofMinutes(1));
-        store.claim("other", "crashed-worker", 1, Duration.ofMinutes(1));
+        store.claims().claim("slow", "crashed-worker", 1, Duration.ofMinutes(1), false);
+        store.claims().claim("other", "crashed-worker", 1, Duration.ofMinutes(1), false);
         // Due an hour ago, its lease long expired: without a new run_at it would look an hour late.
-        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '1 hour',"
-                + " lease_expires_at = now() - interval '1 second'");
+        database.rows().setRunningDueSince(Duration.ofHours(1));
+        database.rows().expireEveryLease();
 
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of("slow", new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0)),
@@ -87,7 +89,7 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueuesOwnRulesApplyOnANodeConfiguredOtherwise() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.rowPerJobStore();
+        JobStore store = database.store();
         // Node A works "fragile": a job whose lease expires twice is dead, a recovered one waits 10 minutes.
         QueueOptions fragile = QueueOptions.defaults().withMaxLeaseExpiries(2)
                 .withBackoff(new RetryBackoff(Duration.ofMinutes(10), 2.0, Duration.ofHours(1), 0.0));
@@ -98,10 +100,10 @@ class StaleLeaseSweeperTests {
         nodeA.stop();
         store.insertMany(List.of(new NewJob("fragile", null, 0, 0, null, "{}", "{}", null, 0, 5),
                 new NewJob("fragile", null, 0, 0, null, "{}", "{}", null, 0, 5)));
-        store.claim("fragile", "crashed-worker", 2, Duration.ofMinutes(1));
+        store.claims().claim("fragile", "crashed-worker", 2, Duration.ofMinutes(1), false);
         long twice = database.jdbc().queryForObject("SELECT min(id) FROM workrow_job", Long.class);
-        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second',"
-                + " lease_expiries = CASE WHEN id = ? THEN 1 ELSE 0 END", twice);
+        database.rows().setRunningExpiries(twice, 1);
+        database.rows().expireEveryLease();
 
         // Node B sweeps with its own, other settings for the queue: no expiry limit, a 30 s backoff.
         QueueOptions nodeBsFragile = QueueOptions.defaults()
@@ -188,17 +190,16 @@ class StaleLeaseSweeperTests {
     @Test
     void aQueueWithMaxLeaseExpiriesParksAJobThatKeepsKillingItsWorkersWithoutSpendingItsAttempts() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.rowPerJobStore();
+        JobStore store = database.store();
         long id = store.insertMany(List.of(new NewJob("crashy", null, 0, 0, null, "{}", "{}", null, 0, 5))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of("crashy", QueueOptions.defaults().withMaxLeaseExpiries(3)
                         .withBackoff(new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0))),
                 QueueOptions.defaults());
         for (int crash = 1; crash <= 3; crash++) {
-            database.jdbc().update("UPDATE workrow_job SET status = 'pending', run_at = now() WHERE id = ?"
-                    + " AND status = 'scheduled'", id);
-            assertThat(store.claim("crashy", "worker-" + crash, 1, Duration.ofMinutes(1))).hasSize(1);
-            database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+            database.rows().makeDue(id, Duration.ZERO);
+            assertThat(store.claims().claim("crashy", "worker-" + crash, 1, Duration.ofMinutes(1), false)).hasSize(1);
+            database.rows().expireEveryLease();
             assertThat(sweeper.runOnce()).isEqualTo(1);
             java.util.Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);
             assertThat(row.get("lease_expiries")).isEqualTo(crash);
@@ -212,16 +213,15 @@ class StaleLeaseSweeperTests {
     @Test
     void withoutALimitAnExpirySpendsItsAttemptAndIsStillCountedApart() {
         database.deleteAllJobs();
-        RowPerJobStore store = database.rowPerJobStore();
+        JobStore store = database.store();
         long id = store.insertMany(List.of(new NewJob("plain", null, 0, 0, null, "{}", "{}", null, 0, 2))).get(0);
         StaleLeaseSweeper sweeper = new StaleLeaseSweeper(store, 50, io.workrow.queue.metrics.QueueMetrics.NOOP,
                 java.util.Map.of(), QueueOptions.defaults()
                         .withBackoff(new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0)));
         for (int crash = 1; crash <= 2; crash++) {
-            database.jdbc().update("UPDATE workrow_job SET status = 'pending', run_at = now() WHERE id = ?"
-                    + " AND status = 'scheduled'", id);
-            store.claim("plain", "worker-" + crash, 1, Duration.ofMinutes(1));
-            database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second'");
+            database.rows().makeDue(id, Duration.ZERO);
+            store.claims().claim("plain", "worker-" + crash, 1, Duration.ofMinutes(1), false);
+            database.rows().expireEveryLease();
             assertThat(sweeper.runOnce()).isEqualTo(1);
         }
         java.util.Map<String, Object> row = database.jdbc().queryForMap("SELECT * FROM workrow_job WHERE id = ?", id);

@@ -11,7 +11,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.RetryBackoff;
@@ -26,7 +26,7 @@ class QueueMetricsTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private RowPerJobStore store;
+    private JobStore store;
     private JdbcJobQueue jobQueue;
     private MeterRegistry registry;
     private MicrometerQueueMetrics metrics;
@@ -37,7 +37,7 @@ class QueueMetricsTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.rowPerJobStore();
+        store = database.store();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         registry = new SimpleMeterRegistry();
         metrics = new MicrometerQueueMetrics(registry);
@@ -55,14 +55,13 @@ class QueueMetricsTests {
     void eachCounterEqualsTheNumberOfItsEvents() {
         // A job a crashed worker held: its lease expires and the sweeper recovers it (stale 1).
         long ghostJob = jobQueue.enqueue(JobRequest.of("work", new Task("ok")).maxAttempts(3));
-        store.claim("work", "crashed-worker", 1, Duration.ofMinutes(1));
-        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?",
-                ghostJob);
+        store.claims().claim("work", "crashed-worker", 1, Duration.ofMinutes(1), false);
+        database.rows().expireLease(ghostJob);
         assertThat(new StaleLeaseSweeper(store, 100, metrics, java.util.Map.of(), io.workrow.queue.worker.RetryBackoff.DEFAULT).runOnce()).isEqualTo(1);
 
         // A pending job whose attempts an operator spent: the retirer moves it to dead (retired 1).
         long exhausted = jobQueue.enqueue(JobRequest.of("work", new Task("ok")).maxAttempts(2));
-        database.jdbc().update("UPDATE workrow_job SET attempts = 2 WHERE id = ?", exhausted);
+        database.rows().setAttempts(exhausted, 2);
         assertThat(new ExhaustedJobRetirer(store, 100, metrics).runOnce()).isEqualTo(1);
 
         // Three successes, one job failing twice to dead, one discard.
@@ -112,10 +111,10 @@ class QueueMetricsTests {
         jobQueue.enqueue("work", new Task("b"));
         jobQueue.enqueue("work", new Task("c"));
         jobQueue.enqueue("other", new Task("d"));
-        database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '120 seconds' WHERE queue = 'work'");
-        store.claim("work", "w", 1, Duration.ofMinutes(1));
+        database.rows().makeQueueDue("work", Duration.ofSeconds(120));
+        store.claims().claim("work", "w", 1, Duration.ofMinutes(1), false);
         long dead = jobQueue.enqueue(JobRequest.of("work", new Task("e")).delay(Duration.ofHours(1)));
-        database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now() WHERE id = ?", dead);
+        database.rows().killWaiting(dead);
 
         QueueDepthGauges gauges = new QueueDepthGauges(store, registry);
         assertThat(gauges.runOnce()).isEqualTo(2);
@@ -129,7 +128,7 @@ class QueueMetricsTests {
         assertThat(registry.get("workrow.queue.lag").tags("queue", "work").gauge().value()).isBetween(119.0, 180.0);
         assertThat(registry.get("workrow.queue.lag").tags("queue", "other").gauge().value()).isLessThan(60.0);
 
-        database.jdbc().update("DELETE FROM workrow_job WHERE queue = 'work'");
+        database.deleteAllJobs();
         assertThat(gauges.runOnce()).as("a queue seen once keeps reporting").isEqualTo(2);
         assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "pending").gauge().value())
                 .isZero();

@@ -37,8 +37,8 @@ public final class JobRows {
             jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond' WHERE id = ?"),
                     ago.toMillis(), id);
         } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond' WHERE id = ?"),
-                    ago.toMillis(), id);
+            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond', status = 'pending'"
+                    + " WHERE id = ? AND status IN ('pending', 'scheduled')"), ago.toMillis(), id);
         }
     }
 
@@ -50,7 +50,7 @@ public final class JobRows {
             jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond'"
                     + " WHERE queue = ?"), ago.toMillis(), queue);
         } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond'"
+            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond', status = 'pending'"
                     + " WHERE queue = ? AND status IN ('pending', 'scheduled')"), ago.toMillis(), queue);
         }
     }
@@ -86,6 +86,32 @@ public final class JobRows {
         jdbc.update(sql(writeOnce
                 ? "UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second' WHERE ids @> ARRAY[?::bigint]"
                 : "UPDATE {s}workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?"), id);
+    }
+
+    /** Ends every running job's lease a second ago, as when its node died. */
+    public void expireEveryLease() {
+        jdbc.update(sql(writeOnce
+                ? "UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second'"
+                : "UPDATE {s}workrow_job SET lease_expires_at = now() - interval '1 second' WHERE status = 'running'"));
+    }
+
+    /** Makes every running job's current attempt one that fell due {@code ago}. */
+    public void setRunningDueSince(Duration ago) {
+        jdbc.update(sql(writeOnce
+                ? "UPDATE {s}workrow_claim SET run_ats = array_fill(now() - ? * interval '1 millisecond',"
+                        + " ARRAY[cardinality(ids)])"
+                : "UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond' WHERE status = 'running'"),
+                ago.toMillis());
+    }
+
+    /** Sets how many times a running job's lease has expired before. */
+    public void setRunningExpiries(long id, int expiries) {
+        if (writeOnce) {
+            jdbc.update(sql("UPDATE {s}workrow_claim SET expiries[array_position(ids, ?::bigint)] = ?"
+                    + " WHERE ids @> ARRAY[?::bigint]"), id, expiries, id);
+        } else {
+            jdbc.update(sql("UPDATE {s}workrow_job SET lease_expiries = ? WHERE id = ?"), expiries, id);
+        }
     }
 
     /**
