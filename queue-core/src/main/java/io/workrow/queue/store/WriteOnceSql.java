@@ -223,9 +223,8 @@ final class WriteOnceSql {
      * {@code leaseMs} milliseconds (parameter markers, positional or named), for an ordered claim
      * also the keys it now runs in workrow_key_running (whose primary key refuses a key another
      * claim took meanwhile: the whole statement fails and is tried again), and returns each job
-     * with its position, data and saved step. The claim's start is the clock's when the row is
-     * written, after the statement's snapshot, not the statement's start: an end that committed
-     * before the snapshot (and so freed the ordered key this claim takes) ended before it.
+     * with its position, data and saved step. The claim's start is the statement's, the clock the
+     * fair queues' rates and spacing count by.
      */
     private static String claimAndReturn(String worker, String leaseMs, boolean ordered) {
         return """
@@ -238,7 +237,7 @@ final class WriteOnceSql {
                     INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
                                          expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps)
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
-                           clock_timestamp(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
+                           now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
                            CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error ORDER BY id) END,
                            CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error_at ORDER BY id) END,

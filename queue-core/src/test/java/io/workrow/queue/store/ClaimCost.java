@@ -19,10 +19,15 @@ final class ClaimCost {
     private ClaimCost() {
     }
 
-    /** Runs {@code statement} (a {@link JobSql} constant with named parameters) bound to {@code values}. */
-    static int buffers(WorkrowTestDatabase database, String statement, Map<String, Object> values) throws SQLException {
-        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
-                + JobSql.render(statement, database.schema()));
+    /**
+     * Runs the claim statement named {@code name} (a constant with named parameters of
+     * {@link WriteOnceSql} or {@link JobSql}, as the database's layout is) bound to {@code values}.
+     */
+    static int buffers(WorkrowTestDatabase database, String name, Map<String, Object> values) throws Exception {
+        boolean writeOnce = database.rows().writeOnce();
+        String statement = (String) (writeOnce ? WriteOnceSql.class : JobSql.class).getDeclaredField(name).get(null);
+        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) " + (writeOnce
+                ? WriteOnceSql.render(statement, database.schema()) : JobSql.render(statement, database.schema())));
         return measure(database, connection -> explain.bind(values).createPreparedStatement(connection));
     }
 
