@@ -22,9 +22,10 @@ class NotifyChannelTests {
     @Test
     void twoSchemasInOneDatabaseNotifyOnChannelsOfTheirOwn() throws Exception {
         SqlIdentifier other = SqlIdentifier.of("schema", "tenant_b");
-        new WorkrowMigrations(database.dataSource(), other).migrate();
-        RowPerJobStore publicStore = database.rowPerJobStore();
-        RowPerJobStore otherStore = new RowPerJobStore(database.dataSource(), other);
+        (database.rows().writeOnce() ? WorkrowMigrations.withWriteOnceLayout(database.dataSource(), other)
+                : new WorkrowMigrations(database.dataSource(), other)).migrate();
+        JobStore publicStore = database.store();
+        JobStore otherStore = JobStore.of(database.dataSource(), other);
         assertThat(publicStore.notifyChannel()).isEqualTo("workrow:public");
 
         try (Connection listening = database.dataSource().getConnection()) {
@@ -41,7 +42,7 @@ class NotifyChannelTests {
             long running = publicStore.insertMany(List.of(new NewJob("mail", null, 0, 0, null, "{}", "{}", null, 0, 3)))
                     .get(0);
             received(listening);
-            publicStore.claim("mail", "w", 10, java.time.Duration.ofMinutes(1));
+            publicStore.claims().claim("mail", "w", 10, java.time.Duration.ofMinutes(1), false);
             assertThat(publicStore.cancel("mail", running)).isTrue();
             assertThat(received(listening)).containsExactly("cancel:" + running);
             assertThat(NotifyChannel.cancelledJob("cancel:" + running)).isEqualTo(running);

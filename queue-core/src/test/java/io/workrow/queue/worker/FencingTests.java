@@ -7,10 +7,11 @@ import io.workrow.queue.JobLeaseLostException;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.EndResult;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.PositionEnd;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +29,8 @@ class FencingTests {
     @RegisterExtension
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
-    private RowPerJobStore store;
+    private JobStore store;
+    private ClaimStore claims;
     private JdbcJobQueue jobQueue;
     private StaleLeaseSweeper sweeper;
 
@@ -38,14 +40,19 @@ class FencingTests {
     @BeforeEach
     void setUp() {
         database.deleteAllJobs();
-        store = database.rowPerJobStore();
+        store = database.store();
+        claims = store.claims();
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         sweeper = new StaleLeaseSweeper(store, 100, io.workrow.queue.metrics.QueueMetrics.NOOP, Map.of(),
                 new RetryBackoff(Duration.ofMillis(1), 1.0, Duration.ofMillis(1), 0.0));
     }
 
     private void expireLease(long id) {
-        database.jdbc().update("UPDATE workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?", id);
+        database.rows().expireLease(id);
+    }
+
+    private EndResult end(PositionEnd end) {
+        return claims.endMany(List.of(end)).get(end);
     }
 
     private Map<String, Object> row(long id) {
@@ -55,26 +62,22 @@ class FencingTests {
     @Test
     void lateCompleteAndLateFailAfterLeaseLossUpdateNothingAndLeaveTheNewOwnerAlone() {
         long id = jobQueue.enqueue("charge", new Charge(1200));
-        ClaimedJob byA = store.claim("charge", "worker-a", 1, Duration.ofSeconds(30)).get(0);
+        ClaimedPosition byA = claims.claim("charge", "worker-a", 1, Duration.ofSeconds(30), false).get(0);
         expireLease(id);
         assertThat(sweeper.runOnce()).isEqualTo(1);
         awaitDueAgain(id);
-        ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
+        ClaimedPosition byB = claims.claim("charge", "worker-b", 1, Duration.ofSeconds(30), false).get(0);
         assertThat(byB.id()).isEqualTo(id);
 
-        HeldJob lateA = new HeldJob(id, byA.leaseToken());
-        assertThat(store.completeMany(List.of(lateA))).isEmpty();
-        assertThat(store.failMany(List.of(new JobFailure(id, byA.leaseToken(), "late failure", Duration.ZERO, false))))
-                .isEmpty();
-        assertThat(store.failMany(List.of(new JobFailure(id, byA.leaseToken(), "late discard", Duration.ZERO, true))))
-                .isEmpty();
+        assertThat(end(PositionEnd.completed(byA)).counted()).isFalse();
+        assertThat(end(PositionEnd.failed(byA, "late failure", Duration.ZERO)).counted()).isFalse();
+        assertThat(end(PositionEnd.discarded(byA, "late discard")).counted()).isFalse();
         Map<String, Object> whileB = row(id);
         assertThat(whileB.get("status")).isEqualTo("running");
         assertThat(whileB.get("claimed_by")).isEqualTo("worker-b");
-        assertThat(whileB.get("lease_token")).isEqualTo(byB.leaseToken());
+        assertThat(whileB.get("lease_token")).isEqualTo(byB.token());
 
-        assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken()))))
-                .containsExactly(new HeldJob(id, byB.leaseToken()));
+        assertThat(end(PositionEnd.completed(byB)).counted()).isTrue();
         Map<String, Object> done = row(id);
         assertThat(done.get("status")).isEqualTo("completed");
         assertThat(done.get("claimed_by")).isEqualTo("worker-b");
@@ -99,9 +102,8 @@ class FencingTests {
             expireLease(id);
             assertThat(sweeper.runOnce()).isEqualTo(1);
             awaitDueAgain(id);
-            ClaimedJob byB = store.claim("charge", "worker-b", 1, Duration.ofSeconds(30)).get(0);
-            assertThat(store.completeMany(List.of(new HeldJob(id, byB.leaseToken()))))
-                .containsExactly(new HeldJob(id, byB.leaseToken()));
+            ClaimedPosition byB = claims.claim("charge", "worker-b", 1, Duration.ofSeconds(30), false).get(0);
+            assertThat(end(PositionEnd.completed(byB)).counted()).isTrue();
 
             release.countDown();
             await().atMost(Duration.ofSeconds(10)).until(() -> runtimeA.inFlightCount() == 0);
