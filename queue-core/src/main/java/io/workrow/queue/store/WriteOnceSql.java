@@ -814,8 +814,7 @@ final class WriteOnceSql {
                 FOR UPDATE SKIP LOCKED
             ), revived AS MATERIALIZED (
                 DELETE FROM {dead} AS dead
-                USING batch
-                WHERE dead.id = batch.id
+                WHERE dead.id = ANY (ARRAY(SELECT id FROM batch))
                 RETURNING dead.*
             ), retried AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
@@ -849,8 +848,7 @@ final class WriteOnceSql {
                 FOR UPDATE SKIP LOCKED
             ), closed AS MATERIALIZED (
                 DELETE FROM {dead} AS dead
-                USING batch
-                WHERE dead.id = batch.id
+                WHERE dead.id = ANY (ARRAY(SELECT id FROM batch))
                 RETURNING dead.*
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, started_at, finished_at, error,
@@ -1064,11 +1062,10 @@ final class WriteOnceSql {
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
             ), steps AS (
-                DELETE FROM {step} AS step USING old WHERE step.job_id = old.id
+                DELETE FROM {step} AS step WHERE step.job_id = ANY (ARRAY(SELECT id FROM old))
             )
             DELETE FROM {dead} AS dead
-            USING old
-            WHERE dead.id = old.id
+            WHERE dead.id = ANY (ARRAY(SELECT id FROM old))
             """;
 
     /** Whether the database answers and the job data is there (the health check). */

@@ -73,6 +73,8 @@ CREATE TABLE workrow_dead (
 );
 
 CREATE INDEX workrow_dead_queue_idx ON workrow_dead (queue, finished_at);
+-- Retention and the deaths per minute read dead jobs by time across queues.
+CREATE INDEX workrow_dead_finished_idx ON workrow_dead (finished_at);
 CREATE INDEX workrow_dead_kind_idx ON workrow_dead (queue, (
     CASE WHEN last_error IS NULL THEN ''
          WHEN last_error LIKE 'lease expired %' THEN 'lease expired'

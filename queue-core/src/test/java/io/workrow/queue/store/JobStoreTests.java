@@ -21,7 +21,7 @@ class JobStoreTests {
     private static final RecoveryRule NO_BACKOFF = new RecoveryRule(null, 0, 1.0, 0, 0.0, 0);
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.withRowPerJobLayout();
 
     private RowPerJobStore store;
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class QueryPlanTests {
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.withRowPerJobLayout();
 
     private static final int ROWS = 1_000_000;
 

@@ -52,6 +52,15 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         this.database = new ClassDatabase(40, prepare);
     }
 
+    /**
+     * A database with today's layout whatever {@code workrow.test.layout} says, for the tests of
+     * today's own statements.
+     */
+    public static WorkrowTestDatabase withRowPerJobLayout() {
+        return new WorkrowTestDatabase("public", dataSource -> new WorkrowMigrations(dataSource,
+                SqlIdentifier.of("schema", "public")).migrate());
+    }
+
     /** A database with nothing created in it, for tests of the migrations themselves. */
     public static WorkrowTestDatabase empty() {
         return new WorkrowTestDatabase("public", false);

@@ -1,0 +1,368 @@
+package io.workrow.queue.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Every statement of {@link WriteOnceSql} against a million jobs in their homes, planned both as
+ * a custom plan (values known) and as the generic plan a prepared statement falls back to after
+ * five runs: each must be served by the indexes its comment names, never by a sequential scan of
+ * a table that holds jobs. A statement added to WriteOnceSql without an entry here fails
+ * {@link #everyStatementHasAPlanCheck()}.
+ */
+class WriteOnceQueryPlanTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+
+    private static final int ROWS = 1_000_000;
+
+    /**
+     * The job data's range that V13 creates from id 1 on a fresh database, and that the million ids
+     * fill; an id lookup in any other range reads an empty partition.
+     */
+    private static final String JOB_DATA_PKEY = "workrow_job_data_1_pkey";
+
+    /** workrow_outcome_brin as each day's partition has it: PostgreSQL names it when the day is attached. */
+    private static final String OUTCOME_BRIN = "_finished_at_job_id_claim_token_idx";
+
+    /**
+     * The tables a job lives in, and its idempotency keys: a sequential scan of any of them, or of
+     * one of their partitions that holds jobs here, fails the check. Not workrow_claim: it holds
+     * the claims in flight, never history (1,250 rows here for 20,000 running jobs, one per batch),
+     * and only its primary key is indexed, so that renewals and ends, which update every claim
+     * row, stay HOT; a statement that looks for a running job by id or lease reads what runs.
+     */
+    private static final Pattern HOMES = Pattern.compile(
+            "workrow_(job_data|outcome|ready|scheduled|dead|job_key)(_\\w+)?");
+
+    /**
+     * Statements that count every job of a home by design, and so may read it whole: the depth
+     * gauges count every waiting and dead job per queue, however they read them.
+     */
+    private static final Map<String, Set<String>> READS_WHOLE = Map.of(
+            "QUEUE_DEPTH", Set.of("workrow_ready", "workrow_scheduled", "workrow_dead"));
+
+    private static final Pattern SEQ_SCAN = Pattern.compile("Seq Scan on (\\w+)");
+
+    /**
+     * The relations of {@link #HOMES} that hold rows after the fill. The partitions left empty are
+     * read whole where a plan reads them at all, since reading nothing costs nothing, and that is no
+     * failure: the default partitions stay near empty by design (V13 moves a day's or a range's
+     * rows out when it creates the partition), the days and the id range ahead are empty until time
+     * and ids reach them, and the old table's range is empty on a fresh database. Each partition is
+     * planned by its own statistics, so one that fills is planned as the full ones are here.
+     */
+    private static final Set<String> tablesWithJobs = new HashSet<>();
+
+    /** Statements that are not about jobs' rows, or that are planned where EXPLAIN does not see. */
+    private static final Map<String, String> EXEMPT = Map.ofEntries(
+            Map.entry("JOB_TABLE_CHECK", "LIMIT 0: planned, never executed"),
+            Map.entry("JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS", "an insert without ON CONFLICT reads no index"),
+            Map.entry("OUTCOME_DAYS_ADD", "calls workrow_add_outcome_day, whose statements are planned inside it;"
+                    + " it moves one day of the default partition, near empty by design"),
+            Map.entry("OUTCOME_DAYS_EXPIRED", "reads the catalogue (pg_inherits, pg_class), one row per partition"),
+            Map.entry("OUTCOME_DAY_DETACH", "DDL: detaches one day of the outcome log"),
+            Map.entry("OUTCOME_DAY_DROP", "DDL: drops one detached day of the outcome log"),
+            Map.entry("JOB_DATA_EXTEND", "calls workrow_extend_job_data, which reads the catalogue and moves the"
+                    + " default partition's rows of the new range"),
+            Map.entry("JOB_DATA_RETIRE", "calls workrow_retire_job_data, which drops whole ranges; its statements"
+                    + " are planned inside it"),
+            Map.entry("JOB_CLAIM_ORDERED", "named parameters; its reads are measured by OrderedClaimTests"),
+            Map.entry("JOB_CLAIM_WEIGHTED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
+            Map.entry("JOB_CLAIM_BURST", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
+            Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"));
+
+    /** @param indexes the plan must use one of these, or all of them when {@code all} */
+    private record Check(String types, String arguments, Set<String> indexes, boolean all) {
+
+        Check(String types, String arguments, Set<String> indexes) {
+            this(types, arguments, indexes, false);
+        }
+    }
+
+    private static final Map<String, Check> CHECKS = new LinkedHashMap<>();
+
+    static {
+        // Jobs of the fill (see fillAMillionJobs), all of queue q0: 1 completed, 85 scheduled, 90
+        // ready, 97, 98 and 197 dead; 95 and 96 running at positions 1 and 2 of claim 1, 895 at
+        // position 1 of claim 2.
+        String tokens = "'{1,1,2}'";
+        String positions = "'{1,2,1}'";
+        String running = "'{95,96,895}'";
+        String dead = "'{97,98,197}'";
+        // Reads no table: a taken key is found by the insert into workrow_job_key's primary key
+        // (ON CONFLICT DO NOTHING names no arbiter index for the plan to show).
+        CHECKS.put("JOB_INSERT_MANY", new Check(
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[]",
+                "'{q1}', '{null}', '{0}', '{0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}'",
+                Set.of(), true));
+        CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q0}', '{key-2}'",
+                Set.of("workrow_job_key_pkey")));
+        CHECKS.put("JOB_CLAIM", new Check("text, boolean, text, text, int, text, int, int, text, bigint",
+                "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
+                Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));
+        CHECKS.put("JOB_END_MANY", new Check(
+                "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], bigint[]",
+                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
+                        + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}', '{1,2}'",
+                Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
+        CHECKS.put("JOB_COMPLETE_MANY", new Check("bigint[], int[], bigint[], int[], bigint[]",
+                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{1,2}'",
+                Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new Check("bigint[], int[], bigint[], int[], bigint[]",
+                "'{1}', '{1}', '{95}', '{1}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_RENEW_LEASES", new Check("text, bigint, bigint[], text, bigint[], bigint[], text",
+                "'w', 60000, '{1,2,3}', 'w', '{1,2,3}', '{300000,300000,300000}', 'w'",
+                Set.of("workrow_claim_pkey")));
+        CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new Check(
+                "int, text[], bigint[], float8[], bigint[], float8[], int[], int, bigint, bigint, float8, float8",
+                "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', '{0}', 0, 3600000, 1000, 2.0, 0.2",
+                Set.of("workrow_claim_pkey", JOB_DATA_PKEY), true));
+        CHECKS.put("JOB_CANCEL", new Check("bigint, text, bigint, text, bigint, text, bigint, bigint",
+                "90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
+                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx"), true));
+        CHECKS.put("JOB_LIVE_STATUS", new Check("bigint, bigint, bigint, bigint, bigint, bigint", "90, 90, 90, 90, 90, 90",
+                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey"), true));
+        CHECKS.put("JOB_PROMOTE_SCHEDULED", new Check("int", "1000", Set.of("workrow_scheduled_run_at_idx")));
+        CHECKS.put("JOB_RETIRE_EXHAUSTED", new Check("int, int", "1000, 1000",
+                Set.of("workrow_ready_exhausted_idx", "workrow_scheduled_exhausted_idx"), true));
+        CHECKS.put("JOB_RETRY_DEAD", new Check("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+                dead + ", " + dead + ", 'q0', 'q0', null, null, null, null, now(), 5000",
+                Set.of("workrow_dead_pkey", "workrow_dead_queue_idx")));
+        CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new Check(
+                "bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+                "null, null, 'q1', 'q1', 'boom', 'boom', null, null, now(), 5000",
+                Set.of("workrow_dead_queue_idx", "workrow_dead_finished_idx")));
+        CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new Check(
+                "bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+                "null, null, 'q1', 'q1', null, null, 'boom 1', 'boom 1', now(), 5000",
+                Set.of("workrow_dead_queue_idx", "workrow_dead_kind_idx", "workrow_dead_finished_idx")));
+        CHECKS.put("JOB_CANCEL_DEAD", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
+                dead + ", " + dead + ", 'q0', null, null, now(), 5000",
+                Set.of("workrow_dead_pkey", "workrow_dead_queue_idx", "workrow_dead_kind_idx")));
+        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
+                "null, null, 'q1', 'boom 1', 'boom 1', now(), 5000",
+                Set.of("workrow_dead_queue_idx", "workrow_dead_kind_idx")));
+        CHECKS.put("JOB_SAVE_STEP", new Check("bigint, int, int, bigint, text", "1, 1, 1, 95, 's'",
+                Set.of("workrow_claim_pkey")));
+        CHECKS.put("CLAIMS_STILL_HELD", new Check("bigint[]", "'{1,2,3}'", Set.of("workrow_claim_pkey")));
+        CHECKS.put("JOB_EXTEND_LEASE", new Check("bigint, bigint, int, int", "60000, 1, 1, 1",
+                Set.of("workrow_claim_pkey")));
+        // Counts every waiting and dead job (READS_WHOLE): no index is required of it.
+        CHECKS.put("QUEUE_DEPTH", new Check("", "", Set.of(), true));
+        CHECKS.put("JOB_LIST_RUNNING", new Check("text, text, int", "'q1', 'q1', 100", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_LIST_DEAD", new Check("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
+                Set.of("workrow_dead_queue_idx", "workrow_dead_finished_idx")));
+        CHECKS.put("JOB_FIND", new Check("bigint", "1", Set.of(JOB_DATA_PKEY, "workrow_ready_id_idx",
+                "workrow_scheduled_id_idx", "workrow_dead_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_FINISHED_PER_MINUTE", new Check("timestamptz", "now() - interval '1 hour'",
+                Set.of(OUTCOME_BRIN)));
+        CHECKS.put("JOB_PRUNE_DEAD", new Check("bigint, int", "604800000, 1000",
+                Set.of("workrow_dead_finished_idx", "workrow_dead_pkey"), true));
+        // Today's statements that the write-once store runs rendered for its homes: they read workrow_dead alone.
+        // A sample of 1,000 newest deaths, not the 10,000 the admin reads: the fill has 20,000 dead
+        // jobs, where a sample of half is read faster whole; a real history's dead are many more.
+        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS", new Check("int, int", "1000, 50",
+                Set.of("workrow_dead_kind_idx")));
+        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new Check("text, text, text, int, int",
+                "'q1', 'q1', 'q1', 1000, 50", Set.of("workrow_dead_kind_idx")));
+    }
+
+    @BeforeAll
+    static void fillAMillionJobs() {
+        JdbcTemplate jdbc = database.jdbc();
+        // The ids are the sequence's, so that the job data's ranges are created ahead of them as
+        // maintenance does: every one of the million lands in a range, none in the default partition.
+        jdbc.queryForObject("SELECT setval('workrow_job_id_seq', ?)", Long.class, ROWS);
+        while (jdbc.queryForObject("SELECT workrow_extend_job_data(?)", String.class, ROWS) != null) {
+            // one range per call, until the newest is less than half used
+        }
+        // The outcomes finish over the last ROWS seconds (11.6 days): each of those days gets its
+        // partition first, as maintenance keeps them ahead, so that no row lands in the default.
+        jdbc.queryForList("""
+                SELECT workrow_add_outcome_day(day::date)
+                FROM generate_series(((now() - {rows} * interval '1 second') AT TIME ZONE 'UTC')::date::timestamp,
+                                     (now() AT TIME ZONE 'UTC')::date::timestamp, interval '1 day') AS day
+                """.replace("{rows}", Integer.toString(ROWS)), Boolean.class);
+        // By i % 100: 85% completed, 5% scheduled (due within the day), 5% ready, 2% running, 2%
+        // dead, 1% cancelled. Job i finished ROWS - i seconds ago, so ids grow with time as the
+        // outcome log's BRIN expects. Queues go by blocks of 800 ids, so that every queue has jobs
+        // in every home and the 16 running jobs of a block share one claim (token i / 800 + 1), the
+        // claim the block's ended jobs have in their outcome rows too.
+        for (String fill : List.of("""
+                INSERT INTO workrow_job_data (id, queue, partition_bucket, priority, idempotency_key, payload,
+                                              max_attempts, created_at)
+                SELECT i, 'q' || (i / 800 % 10), i % 1024, i % 3, CASE WHEN i % 2 = 0 THEN 'key-' || i END, '{}', 5,
+                       now() - ({rows} - i) * interval '1 second' - interval '1 minute'
+                FROM generate_series(1, {rows}) AS i
+                """, """
+                INSERT INTO workrow_job_key (queue, idempotency_key, job_id)
+                SELECT queue, idempotency_key, id FROM workrow_job_data WHERE idempotency_key IS NOT NULL
+                """, """
+                INSERT INTO workrow_scheduled (id, queue, priority, run_at, max_attempts, partition_bucket)
+                SELECT i, 'q' || (i / 800 % 10), i % 3, now() + (i % 86400) * interval '1 second', 5, i % 1024
+                FROM generate_series(1, {rows}) AS i
+                WHERE i % 100 BETWEEN 85 AND 89
+                """, """
+                INSERT INTO workrow_ready (id, queue, priority, run_at, max_attempts, partition_bucket)
+                SELECT i, 'q' || (i / 800 % 10), i % 3, now() - (i % 86400) * interval '1 second', 5, i % 1024
+                FROM generate_series(1, {rows}) AS i
+                WHERE i % 100 BETWEEN 90 AND 94
+                """, """
+                INSERT INTO workrow_claim (token, queue, worker, lease_expires_at, started_at, ids, attempts, expiries,
+                                           run_ats, settled, dropped)
+                SELECT i / 800 + 1, 'q' || (i / 800 % 10), 'w', now() + interval '5 minutes',
+                       now() - ({rows} - min(i)) * interval '1 second', array_agg(i ORDER BY i),
+                       array_agg(1 ORDER BY i), array_agg(0 ORDER BY i),
+                       array_agg(now() - ({rows} - i) * interval '1 second' ORDER BY i),
+                       repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit
+                FROM generate_series(1, {rows}) AS i
+                WHERE i % 100 IN (95, 96)
+                GROUP BY i / 800
+                """, """
+                INSERT INTO workrow_dead (id, queue, attempts, max_attempts, last_error, last_error_at, claimed_by,
+                                          started_at, finished_at)
+                SELECT i, 'q' || (i / 800 % 10), 5, 5, 'boom ' || (i / 100 % 7) || ': job ' || i, finished_at, 'w',
+                       finished_at - interval '1 second', finished_at
+                FROM generate_series(1, {rows}) AS i
+                CROSS JOIN LATERAL (SELECT now() - ({rows} - i) * interval '1 second' AS finished_at) AS at
+                WHERE i % 100 IN (97, 98)
+                """, """
+                INSERT INTO workrow_outcome (job_id, attempt, claim_token, queue, status, worker, run_at, started_at,
+                                             finished_at, error)
+                SELECT i, CASE WHEN i % 100 < 85 THEN 1 ELSE 5 END, CASE WHEN i % 100 < 99 THEN i / 800 + 1 END,
+                       'q' || (i / 800 % 10),
+                       CASE WHEN i % 100 < 85 THEN 'completed' WHEN i % 100 < 99 THEN 'dead' ELSE 'cancelled' END,
+                       'w', finished_at - interval '2 seconds', finished_at - interval '1 second', finished_at,
+                       CASE WHEN i % 100 IN (97, 98) THEN 'boom ' || (i / 100 % 7) || ': job ' || i END
+                FROM generate_series(1, {rows}) AS i
+                CROSS JOIN LATERAL (SELECT now() - ({rows} - i) * interval '1 second' AS finished_at) AS at
+                WHERE i % 100 < 85 OR i % 100 >= 97
+                """)) {
+            jdbc.execute(fill.replace("{rows}", Integer.toString(ROWS)));
+        }
+        jdbc.execute("VACUUM ANALYZE");
+        tablesWithJobs.addAll(jdbc.queryForList("""
+                SELECT relname FROM pg_class
+                WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' AND reltuples > 0
+                """, String.class).stream().filter(name -> HOMES.matcher(name).matches()).toList());
+    }
+
+    @Test
+    void everyStatementHasAPlanCheck() throws IllegalAccessException {
+        for (String name : statementNames()) {
+            assertThat(CHECKS.containsKey(name) || EXEMPT.containsKey(name))
+                    .as("WriteOnceSql.%s has no plan check", name).isTrue();
+        }
+    }
+
+    @Test
+    void everyStatementIsServedByItsIndexInCustomAndGenericPlans() throws Exception {
+        List<String> failures = new ArrayList<>();
+        try (Connection connection = database.dataSource().getConnection()) {
+            for (Map.Entry<String, Check> entry : CHECKS.entrySet()) {
+                String field = entry.getKey().split(" ")[0];
+                Field constant = field.startsWith("JobSql.") ? JobSql.class.getDeclaredField(field.substring(7))
+                        : WriteOnceSql.class.getDeclaredField(field);
+                String sql = WriteOnceSql.render((String) constant.get(null), database.schema());
+                for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
+                    String plan = explain(connection, sql, entry.getValue(), mode);
+                    Set<String> scanned = tablesScanned(plan);
+                    scanned.removeIf(table -> READS_WHOLE.getOrDefault(field, Set.of()).stream()
+                            .anyMatch(table::startsWith));
+                    if (!scanned.isEmpty()) {
+                        failures.add(entry.getKey() + " (" + mode + ") scans " + scanned + ":\n" + plan);
+                    }
+                    Check check = entry.getValue();
+                    long used = check.indexes().stream().filter(plan::contains).count();
+                    if (check.all() ? used < check.indexes().size() : used == 0) {
+                        failures.add(entry.getKey() + " (" + mode + ") does not use " + (check.all() ? "all of " : "one of ")
+                                + check.indexes() + ":\n" + plan);
+                    }
+                }
+            }
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    /** The tables holding jobs that {@code plan} reads by a sequential scan. */
+    private static Set<String> tablesScanned(String plan) {
+        Set<String> scanned = new HashSet<>();
+        Matcher scan = SEQ_SCAN.matcher(plan);
+        while (scan.find()) {
+            if (tablesWithJobs.contains(scan.group(1))) {
+                scanned.add(scan.group(1));
+            }
+        }
+        return scanned;
+    }
+
+    private static String explain(Connection connection, String sql, Check check, String mode) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("SET plan_cache_mode = " + mode);
+            statement.execute("PREPARE checked" + (check.types().isEmpty() ? "" : "(" + check.types() + ")")
+                    + " AS " + numbered(sql));
+            try {
+                return text(statement.executeQuery("EXPLAIN EXECUTE checked"
+                        + (check.arguments().isEmpty() ? "" : "(" + check.arguments() + ")")));
+            } finally {
+                statement.execute("DEALLOCATE checked");
+                statement.execute("RESET plan_cache_mode");
+            }
+        }
+    }
+
+    /** JDBC's {@code ?} placeholders as PostgreSQL's {@code $1, $2, ...}. */
+    private static String numbered(String sql) {
+        StringBuilder out = new StringBuilder();
+        int n = 0;
+        for (char c : sql.toCharArray()) {
+            if (c == '?') {
+                out.append('$').append(++n);
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static String text(ResultSet rows) throws SQLException {
+        StringBuilder plan = new StringBuilder();
+        while (rows.next()) {
+            plan.append(rows.getString(1)).append('\n');
+        }
+        return plan.toString();
+    }
+
+    private static List<String> statementNames() throws IllegalAccessException {
+        List<String> names = new ArrayList<>();
+        for (Field field : WriteOnceSql.class.getDeclaredFields()) {
+            // Private constants are fragments the statements are built from, not statements.
+            if (Modifier.isStatic(field.getModifiers()) && !Modifier.isPrivate(field.getModifiers())
+                    && field.getType() == String.class) {
+                names.add(field.getName());
+            }
+        }
+        return names;
+    }
+}
