@@ -173,16 +173,34 @@ public final class JobRows {
 
     /** Moves a waiting job to dead, as an operator's hand-written statement would. */
     public void killWaiting(long id) {
+        killWaiting(id, "killed by hand");
+    }
+
+    /** Moves a waiting job to dead with {@code error} as its last error ({@code null}: the one it has). */
+    public void killWaiting(long id, String error) {
         if (writeOnce) {
             jdbc.update(sql("""
                     WITH gone AS (DELETE FROM {s}workrow_ready WHERE id = ? RETURNING *),
                     gone_later AS (DELETE FROM {s}workrow_scheduled WHERE id = ? RETURNING *)
-                    INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, expiries, last_error, finished_at)
-                    SELECT id, queue, attempts, max_attempts, expiries, 'killed by hand', now()
+                    INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                                 finished_at)
+                    SELECT id, queue, attempts, max_attempts, expiries, coalesce(?, last_error), now(), now()
                     FROM (SELECT * FROM gone UNION ALL SELECT * FROM gone_later) AS waiting
-                    """), id, id);
+                    """), id, id, error);
         } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET status = 'dead', finished_at = now() WHERE id = ?"), id);
+            jdbc.update(sql("UPDATE {s}workrow_job SET status = 'dead', finished_at = now(),"
+                    + " last_error = coalesce(?, last_error) WHERE id = ? AND status IN ('pending', 'scheduled')"),
+                    error, id);
+        }
+    }
+
+    /** Records a step for a waiting or running job, as its handler's {@code saveStep} would have. */
+    public void setStep(long id, String step) {
+        if (writeOnce) {
+            jdbc.update(sql("INSERT INTO {s}workrow_step (job_id, step) VALUES (?, ?)"
+                    + " ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step"), id, step);
+        } else {
+            jdbc.update(sql("UPDATE {s}workrow_job SET step = ? WHERE id = ?"), step, id);
         }
     }
 

@@ -134,8 +134,7 @@ class WorkrowApplicationTests {
             jdbc.update("INSERT INTO ledger (reference) VALUES (?)", entry.reference());
             if (entry.loseLease()) {
                 // Another node's sweeper takes the job away while this handler's transaction is open.
-                separate.executeWithoutResult(status -> jdbc.update("UPDATE workrow_job SET status = 'dead',"
-                        + " lease_token = NULL, lease_expires_at = NULL WHERE id = ?", job.id()));
+                separate.executeWithoutResult(status -> database.rows().killRunning(job.id()));
             }
         }
     }
@@ -242,9 +241,11 @@ class WorkrowApplicationTests {
     @Test
     void poisonPayloadIsDeadWithTheReasonAndOtherJobsStillRun() {
         runner.withBean(TypedHandlers.class).run(context -> {
-            database.jdbc().update("INSERT INTO workrow_job (queue, partition_bucket, payload, max_attempts)"
-                    + " VALUES ('typed', 0, '{\"orderId\": {\"nested\": true}}', 5)");
-            long poison = database.jdbc().queryForObject("SELECT max(id) FROM workrow_job", Long.class);
+            // A row no Receipt can be read from, as a producer of another version could have written.
+            long poison = context.getBean(JobQueue.class).enqueue(JobRequest.of("typed", new Receipt(0, "x@example.com"))
+                    .delay(Duration.ofHours(1)));
+            database.rows().setPayload(poison, "{\"orderId\": {\"nested\": true}}");
+            database.rows().makeDue(poison, Duration.ZERO);
             long good = context.getBean(JobQueue.class).enqueue("typed", new Receipt(1, "ok@example.com"));
             await().atMost(Duration.ofSeconds(10))
                     .until(() -> "dead".equals(status(poison)) && "completed".equals(status(good)));

@@ -125,7 +125,8 @@ class WorkrowObservabilityTests {
             JobQueue jobQueue = context.getBean(JobQueue.class);
             jobQueue.enqueue("reports", new Ping(1));
             jobQueue.enqueue("emails", new Ping(2));
-            database.jdbc().update("UPDATE workrow_job SET run_at = now() - interval '60 seconds'");
+            database.rows().makeQueueDue("reports", Duration.ofSeconds(60));
+            database.rows().makeQueueDue("emails", Duration.ofSeconds(60));
 
             assertThat(node.health(true).getStatus()).as("a backlog never takes the node out").isEqualTo(Status.UP);
             Health lagging = lag.health(true);
@@ -135,7 +136,7 @@ class WorkrowObservabilityTests {
             Map<String, Map<String, Object>> queues = (Map<String, Map<String, Object>>) lagging.getDetails().get("queues");
             assertThat(queues.get("reports")).containsEntry("pending", 1L).containsEntry("maxLagSeconds", 30L);
             assertThat((Double) queues.get("reports").get("lagSeconds")).isGreaterThanOrEqualTo(59.0);
-            database.jdbc().update("DELETE FROM workrow_job");
+            database.deleteAllJobs();
         });
     }
 
@@ -179,8 +180,7 @@ class WorkrowObservabilityTests {
             JobQueue jobQueue = context.getBean(JobQueue.class);
             long webhook = jobQueue.enqueue("webhooks", new Ping(1));
             long email = jobQueue.enqueue("emails", new Ping(2));
-            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now(), last_error = 'x'"
-                    + " WHERE id = ?", email);
+            database.rows().killWaiting(email, "x");
             WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
 
             assertThat(endpoint.operate("emails", "cancel", null, null, null, webhook, null, null, null, null)).containsEntry("cancelled", false);
@@ -196,7 +196,7 @@ class WorkrowObservabilityTests {
                     .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
             assertThatThrownBy(() -> endpoint.operate("Bad Queue!", "pause", null, null, null, null, null, null, null, null))
                     .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
-            database.jdbc().update("DELETE FROM workrow_job");
+            database.deleteAllJobs();
         });
     }
 
@@ -207,9 +207,9 @@ class WorkrowObservabilityTests {
             long gone = jobQueue.enqueue("webhooks", new Ping(1));
             long flaky = jobQueue.enqueue("webhooks", new Ping(2));
             long other = jobQueue.enqueue("emails", new Ping(3));
-            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now(), attempts = 5,"
-                    + " last_error = CASE id WHEN ? THEN 'HTTP 410 Gone' ELSE 'HTTP 503 Service Unavailable' END",
-                    gone);
+            database.rows().killWaiting(gone, "HTTP 410 Gone");
+            database.rows().killWaiting(flaky, "HTTP 503 Service Unavailable");
+            database.rows().killWaiting(other, "HTTP 503 Service Unavailable");
             WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
 
             assertThat(endpoint.jobs("webhooks", "dead", "503", null)).extracting(JobSummary::id).containsExactly(flaky);
@@ -232,7 +232,7 @@ class WorkrowObservabilityTests {
             assertThatThrownBy(() -> endpoint.operate("emails", "retry", null, null, null, null, null, null, null, null))
                     .hasMessageContaining("retry needs ids, error or group");
 
-            database.jdbc().update("UPDATE workrow_job SET status = 'dead', finished_at = now() WHERE id = ?", other);
+            database.rows().killWaiting(other, null);
             assertThat(endpoint.operate("emails", "cancel-dead", null, null, "HTTP 503 Service Unavailable", null, null,
                     null, null, null)).containsEntry("cancelled", 1);
             assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, other))

@@ -179,7 +179,7 @@ class DashboardSecurityTests {
     @Test
     void aJobsRowWithholdsPayloadHeadersAndStepUnlessThePageMayShowThem() throws Exception {
         long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("webhooks", new Hook("https://secret.example/me")));
-        database.jdbc().update("UPDATE workrow_job SET step = '{\"cursor\":\"secret-step\"}' WHERE id = ?", id);
+        database.rows().setStep(id, "{\"cursor\":\"secret-step\"}");
         Session viewer = new Session("viewer");
 
         HttpResponse<String> job = viewer.get("/ops/queues/api/jobs/" + id);
