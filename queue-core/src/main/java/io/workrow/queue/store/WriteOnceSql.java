@@ -393,8 +393,10 @@ final class WriteOnceSql {
     /**
      * Ends many positions in one statement: completions, failures (retried or dead), discards,
      * releases and interruptions at shutdown, and a handler let go past its timeout ({@code expired},
-     * recovered by the queue's rule as the sweeper would: with {@code max_expiries} the attempt is
-     * given back and the job retires when its expiries reach it; without, the attempt counts). The fence is the claim row, locked {@code SKIP LOCKED} by token so one
+     * recovered by the queue's rule as the sweeper would: the rule the queue declared in
+     * workrow_queue_rule, else the ending node's backoff and {@code max_expiries} from the input;
+     * with {@code max_expiries} the attempt is given back and the job retires when its expiries
+     * reach it; without, the attempt counts). The fence is the claim row, locked {@code SKIP LOCKED} by token so one
      * row held elsewhere never stalls the other claims' ends; an end is accepted when its claim row
      * was locked here and its position is open. Accepted ends set their {@code settled} bits, or
      * delete the claim row when no position stays open (disjoint rows, so one statement does both),
@@ -421,23 +423,30 @@ final class WriteOnceSql {
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
                        locked.run_ats[input.position] AS due_at, locked.errors[input.position] AS earlier_error,
                        locked.error_ats[input.position] AS earlier_error_at,
-                       input.kind = 'expired' AND input.max_expiries > 0 AS apart
+                       coalesce(rule.max_lease_expiries, input.max_expiries) AS expiry_limit,
+                       CASE WHEN rule.queue IS NULL THEN input.retry_delay_ms
+                            ELSE least(rule.backoff_max_ms, rule.backoff_initial_ms * power(rule.backoff_multiplier,
+                                     CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries
+                                          ELSE greatest(input.attempt - 1, 0) END))
+                                 * (1 + rule.backoff_jitter * (2 * random() - 1)) END AS delay_ms,
+                       input.kind = 'expired' AND coalesce(rule.max_lease_expiries, input.max_expiries) > 0 AS apart
                 FROM input
                 JOIN locked ON locked.token = input.token
+                LEFT JOIN {queue_rule} AS rule ON input.kind = 'expired' AND rule.queue = locked.queue
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
             ), accepted AS MATERIALIZED (
                 SELECT open.*,
                        CASE WHEN kind = 'completed' THEN 'completed'
                             WHEN kind = 'released' THEN 'pending'
-                            WHEN apart AND expiries + 1 >= max_expiries THEN 'dead'
+                            WHEN apart AND expiries + 1 >= expiry_limit THEN 'dead'
                             WHEN NOT apart AND (kind = 'discarded' OR attempt >= max_attempts) THEN 'dead'
-                            WHEN retry_delay_ms > 0 THEN 'scheduled'
+                            WHEN delay_ms > 0 THEN 'scheduled'
                             ELSE 'pending' END AS status,
                        CASE WHEN kind = 'released' OR apart THEN greatest(attempt - 1, 0) ELSE attempt END
                            AS next_attempts,
                        CASE WHEN kind = 'expired' THEN expiries + 1 ELSE expiries END AS next_expiries,
                        CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker
-                            WHEN apart AND expiries + 1 >= max_expiries
+                            WHEN apart AND expiries + 1 >= expiry_limit
                             THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
                             WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
                             WHEN kind = 'released' THEN earlier_error
@@ -460,7 +469,7 @@ final class WriteOnceSql {
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
                        accepted.next_expiries, accepted.message, accepted.message_at,
                        CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
-                            ELSE clock_timestamp() + greatest(accepted.retry_delay_ms, 0) * interval '1 millisecond'
+                            ELSE clock_timestamp() + greatest(accepted.delay_ms, 0) * interval '1 millisecond'
                        END AS run_at,
                        data.priority, data.partition_key, data.partition_bucket, data.fairness_key
                 FROM accepted

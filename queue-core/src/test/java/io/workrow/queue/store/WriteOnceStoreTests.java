@@ -42,7 +42,8 @@ class WriteOnceStoreTests {
     void emptyTables() {
         database.jdbc().execute("""
                 TRUNCATE workrow_job_data, workrow_ready, workrow_scheduled, workrow_claim, workrow_outcome,
-                         workrow_dead, workrow_job_key, workrow_key_running, workrow_step, workrow_lease_holder
+                         workrow_dead, workrow_job_key, workrow_key_running, workrow_step, workrow_lease_holder,
+                         workrow_queue_rule
                 """);
     }
 
@@ -645,6 +646,30 @@ class WriteOnceStoreTests {
                 "SELECT attempts || '/' || lease_expiries FROM workrow_job WHERE id IN (?, ?) ORDER BY id",
                 String.class, ids.get(0), ids.get(1))).as("the attempt spent, and given back")
                 .containsExactly("1/1", "0/1");
+        assertOneHomeEach();
+    }
+
+    /** A let-go on a node configured otherwise is recovered by the rule its queue declared, as a sweep is. */
+    @Test
+    void aHandlerLetGoFollowsTheRuleItsQueueDeclaredNotTheEndingNodes() {
+        store.queueRules().declare("node-b", List.of(new RecoveryRule("mail", 600_000, 2.0, 3_600_000, 0.0, 2)));
+        long id = enqueue("mail", 1).get(0);
+        ClaimedPosition claimed = store.claim("mail", "node-a", 10, LEASE, false).get(0);
+
+        // node-a would retry at once and count the attempt (no max-lease-expiries of its own)
+        assertThat(store.endMany(List.of(PositionEnd.expired(claimed, Duration.ZERO, 0))).values())
+                .extracting(EndResult::status).containsExactly(JobStatus.SCHEDULED);
+        assertThat(database.jdbc().queryForMap("SELECT attempts, lease_expiries, run_at - now() > interval '9 minutes'"
+                + " AND run_at - now() <= interval '10 minutes' AS declared_backoff FROM workrow_job WHERE id = ?", id))
+                .as("the declared backoff, and the attempt given back under the declared limit")
+                .containsEntry("attempts", 0).containsEntry("lease_expiries", 1).containsEntry("declared_backoff", true);
+
+        database.rows().makeDue(id, Duration.ZERO);
+        ClaimedPosition again = store.claim("mail", "node-a", 10, LEASE, false).get(0);
+        assertThat(store.endMany(List.of(PositionEnd.expired(again, Duration.ZERO, 0))).values())
+                .as("the declared limit of 2 reached").extracting(EndResult::status).containsExactly(JobStatus.DEAD);
+        assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class, id))
+                .isEqualTo("lease expired 2 times; last held by node-a");
         assertOneHomeEach();
     }
 
