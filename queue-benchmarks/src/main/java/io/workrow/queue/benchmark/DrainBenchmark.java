@@ -6,7 +6,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -25,8 +25,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Enqueues no-op jobs with {@code enqueueAll}, drains them with one runtime, then measures pick-up
- * latency under light load, and prints the figures. Uses its own schema ({@code workrow_bench}),
- * dropped and recreated at start, in the database given by {@code --url}.
+ * latency under light load, and prints the figures with the worker JVM's CPU per 1,000 jobs drained.
+ * Uses its own schema ({@code workrow_bench}), dropped and recreated at start, in the database
+ * given by {@code --url}, with today's layout or, with {@code --layout=write-once}, the write-once
+ * one.
  *
  * <pre>
  * ./mvnw -B -Pbenchmark -pl queue-benchmarks -am verify -DskipTests
@@ -46,22 +48,27 @@ public final class DrainBenchmark {
         int concurrency = Integer.parseInt(options.getOrDefault("concurrency", "16"));
         int batchSize = Integer.parseInt(options.getOrDefault("batch-size", Integer.toString(concurrency)));
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
+        boolean writeOnce = "write-once".equals(options.getOrDefault("layout", "row-per-job"));
 
         try (HikariDataSource dataSource = dataSource(options)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-            new WorkrowMigrations(dataSource, schema).migrate();
-            RowPerJobStore store = new RowPerJobStore(dataSource, schema);
+            (writeOnce ? WorkrowMigrations.withWriteOnceLayout(dataSource, schema)
+                    : new WorkrowMigrations(dataSource, schema)).migrate();
+            JobStore store = JobStore.of(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
-            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d cores=%d java=%s%n",
-                    jobs, concurrency, batchSize, Runtime.getRuntime().availableProcessors(),
-                    System.getProperty("java.version"));
+            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d layout=%s cores=%d"
+                    + " java=%s%n", jobs, concurrency, batchSize, writeOnce ? "write-once" : "row-per-job",
+                    Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
             System.out.printf("PostgreSQL: %s%n", jdbc.queryForObject("SHOW server_version", String.class));
 
             double enqueueRate = enqueue(jobQueue, jobs);
             System.out.printf("enqueue: %,d rows in chunks of %d: %,.0f rows/s%n", jobs, ENQUEUE_CHUNK, enqueueRate);
-            jdbc.execute("VACUUM ANALYZE " + schema.quoted() + ".workrow_job");
+            for (String table : jdbc.queryForList("SELECT tablename FROM pg_tables WHERE schemaname = ?", String.class,
+                    schema.name())) {
+                jdbc.execute("VACUUM ANALYZE " + schema.quoted() + "." + SqlIdentifier.of("table", table).quoted());
+            }
 
             int lightJobs = Math.min(1000, jobs);
             long[] delays = new long[jobs + lightJobs];
@@ -77,6 +84,9 @@ public final class DrainBenchmark {
                         }
                     }, QueueOptions.defaults().withConcurrency(concurrency).withBatchSize(batchSize))
                     .build();
+            com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
+                    java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            long cpuBefore = os.getProcessCpuTime();
             long started = System.nanoTime();
             runtime.start();
             drained.await();
@@ -84,10 +94,12 @@ public final class DrainBenchmark {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
             }
             double seconds = (System.nanoTime() - started) / 1e9;
+            double workerCpuMs = (os.getProcessCpuTime() - cpuBefore) / 1e6;
             int completed = jdbc.queryForObject("SELECT count(*) FROM " + schema.quoted()
                     + ".workrow_job WHERE status = 'completed'", Integer.class);
-            System.out.printf("drain: %,d jobs completed in %.2f s: %,.0f jobs/s (handler runs: %,d)%n",
-                    completed, seconds, completed / seconds, handled.get());
+            System.out.printf("drain: %,d jobs completed in %.2f s: %,.0f jobs/s (handler runs: %,d);"
+                    + " worker JVM CPU %.1f ms per 1,000 jobs%n", completed, seconds, completed / seconds,
+                    handled.get(), workerCpuMs * 1000 / completed);
             printPercentiles("drain delay run_at -> handler start (backlog)", Arrays.copyOf(delays, jobs));
 
             long[] light = lightLoad(jobQueue, runtime, lightJobs, handled, delays);
