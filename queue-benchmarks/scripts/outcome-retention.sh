@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 day_jobs=${DAY_JOBS:-10000000}
 db=workrow_outcome_retention
 source queue-benchmarks/scripts/scratch-database.sh
-psql_db -f queue-core/src/main/resources/io/workrow/queue/layout/V13__write_once_jobs_and_batch_claims.sql >/dev/null
+psql_db -1 -f queue-core/src/main/resources/io/workrow/queue/layout/V13__write_once_jobs_and_batch_claims.sql >/dev/null
 
 seconds_since() { echo "$(date +%s.%N) - $1" | bc -l | xargs printf '%.2f'; }
 
