@@ -3,12 +3,8 @@ package io.workrow.queue.store;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.workrow.queue.testing.WorkrowTestDatabase;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,75 +41,67 @@ class QueryPlanTests {
             Map.entry("JOB_CLAIM_BURST", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
             Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"));
 
-    /** @param indexes the plan must use one of these, or all of them when {@code all} */
-    private record Check(String types, String arguments, Set<String> indexes, boolean all) {
-
-        Check(String types, String arguments, Set<String> indexes) {
-            this(types, arguments, indexes, false);
-        }
-    }
-
-    private static final Map<String, Check> CHECKS = new LinkedHashMap<>();
+    private static final Map<String, PlanCheck> CHECKS = new LinkedHashMap<>();
 
     static {
         String ids = "'{1,2,3}'";
-        CHECKS.put("JOB_INSERT_MANY", new Check(
+        CHECKS.put("JOB_INSERT_MANY", new PlanCheck(
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[]",
                 "'{q1}', '{null}', '{0}', '{0}', '{key-1}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}'",
                 Set.of("workrow_job_idempotency_idx")));
-        CHECKS.put("JOB_INSERT_ONE", new Check(
+        CHECKS.put("JOB_INSERT_ONE", new PlanCheck(
                 "text, text, smallint, smallint, text, jsonb, jsonb, timestamptz, bigint, int, text",
                 "'q1', null, 0, 0, 'key-1', '{}', '{}', null, 0, 5, null",
                 Set.of("workrow_job_idempotency_idx")));
-        CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q1}', '{key-1}'",
+        CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new PlanCheck("text[], text[]", "'{q1}', '{key-1}'",
                 Set.of("workrow_job_idempotency_idx")));
-        CHECKS.put("JOB_CLAIM", new Check("text, boolean, text, text, int, text, int, int, text, bigint",
+        CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, int, text, int, int, text, bigint",
                 "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
                 Set.of("workrow_job_unkeyed_claim_idx", "workrow_job_keyed_claim_idx"), true));
-        CHECKS.put("JOB_COMPLETE_MANY", new Check("bigint[], bigint[]", ids + ", " + ids, Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_COMPLETE", new Check("bigint, bigint", "1, 1", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_FAIL_MANY", new Check("bigint[], bigint[], text[], bigint[], boolean[]",
+        CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck("bigint[], bigint[]", ids + ", " + ids, Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_COMPLETE", new PlanCheck("bigint, bigint", "1, 1", Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_FAIL_MANY", new PlanCheck("bigint[], bigint[], text[], bigint[], boolean[]",
                 ids + ", " + ids + ", '{a,b,c}', '{1,2,3}', '{f,f,t}'", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_HOLDERS", new Check("bigint[]", ids, Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_RENEW_LEASES", new Check("text, bigint, bigint[], text, bigint[], bigint[], bigint[]",
+        CHECKS.put("JOB_HOLDERS", new PlanCheck("bigint[]", ids, Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_RENEW_LEASES", new PlanCheck("text, bigint, bigint[], text, bigint[], bigint[], bigint[]",
                 "'w', 60000, " + ids + ", 'w', " + ids + ", " + ids + ", " + ids, Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_EXTEND_LEASE", new Check("bigint, bigint, bigint", "60000, 1, 1", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_SAVE_STEP", new Check("text, bigint, bigint", "'s', 1, 1", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_RELEASE_MANY", new Check("bigint[], bigint[], boolean[]", ids + ", " + ids + ", '{t,f,t}'",
+        CHECKS.put("JOB_EXTEND_LEASE", new PlanCheck("bigint, bigint, bigint", "60000, 1, 1", Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_SAVE_STEP", new PlanCheck("text, bigint, bigint", "'s', 1, 1", Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_RELEASE_MANY", new PlanCheck("bigint[], bigint[], boolean[]", ids + ", " + ids + ", '{t,f,t}'",
                 Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new Check(
+        CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new PlanCheck(
                 "int, text[], bigint[], float8[], bigint[], float8[], int[], int, bigint, bigint, float8, float8",
                 "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', '{0}', 0, 3600000, 1000, 2.0, 0.2",
                 Set.of("workrow_job_lease_idx")));
-        CHECKS.put("JOB_PROMOTE_SCHEDULED", new Check("int", "1000", Set.of("workrow_job_scheduled_idx")));
-        CHECKS.put("JOB_RETIRE_EXHAUSTED", new Check("int", "1000", Set.of("workrow_job_exhausted_idx")));
-        CHECKS.put("JOB_PRUNE_FINISHED", new Check("text, bigint, int", "'completed', 604800000, 1000",
+        CHECKS.put("JOB_PROMOTE_SCHEDULED", new PlanCheck("int", "1000", Set.of("workrow_job_scheduled_idx")));
+        CHECKS.put("JOB_RETIRE_EXHAUSTED", new PlanCheck("int", "1000", Set.of("workrow_job_exhausted_idx")));
+        CHECKS.put("JOB_PRUNE_FINISHED", new PlanCheck("text, bigint, int", "'completed', 604800000, 1000",
                 Set.of("workrow_job_finished_idx")));
         // The keyed pending arm may read either index of keyed pending rows (claim or fair claim):
         // both are led by queue; the check against scans of the table covers it.
-        CHECKS.put("QUEUE_DEPTH", new Check("", "", Set.of("workrow_job_unkeyed_claim_idx", "workrow_job_scheduled_queue_idx",
+        CHECKS.put("QUEUE_DEPTH", new PlanCheck("", "", Set.of("workrow_job_unkeyed_claim_idx", "workrow_job_scheduled_queue_idx",
                 "workrow_job_lease_idx", "workrow_job_dead_idx"), true));
-        CHECKS.put("JOB_LIST_RUNNING", new Check("text, text, int", "'q1', 'q1', 100", Set.of("workrow_job_lease_idx")));
-        CHECKS.put("JOB_LIST_DEAD", new Check("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
+        CHECKS.put("JOB_LIST_RUNNING", new PlanCheck("text, text, int", "'q1', 'q1', 100", Set.of("workrow_job_lease_idx")));
+        CHECKS.put("JOB_LIST_DEAD", new PlanCheck("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
                 Set.of("workrow_job_finished_idx", "workrow_job_dead_idx")));
-        CHECKS.put("JOB_RETRY_DEAD", new Check("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+        CHECKS.put("JOB_RETRY_DEAD", new PlanCheck("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 ids + ", " + ids + ", 'q1', 'q1', null, null, null, null, now(), 5000", Set.of("workrow_job_pkey", "workrow_job_dead_idx")));
-        CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new Check("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+        CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new PlanCheck("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 "null, null, 'q1', 'q1', 'boom', 'boom', null, null, now(), 5000", Set.of("workrow_job_dead_idx")));
-        CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new Check("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+        CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new PlanCheck("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 "null, null, 'q1', 'q1', null, null, 'boom', 'boom', now(), 5000",
                 Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
-        CHECKS.put("JOB_CANCEL", new Check("bigint, text", "1, 'q1'", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_DEAD_ERROR_GROUPS", new Check("int, int", "10000, 50",
+        CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text", "1, 'q1'", Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS", new PlanCheck("int, int", "10000, 50",
                 Set.of("workrow_job_finished_idx", "workrow_job_dead_kind_idx"), true));
-        CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new Check("text, text, text, int, int", "'q1', 'q1', 'q1', 10000, 50",
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new PlanCheck("text, text, text, int, int", "'q1', 'q1', 'q1', 10000, 50",
                 Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx"), true));
-        CHECKS.put("JOB_CANCEL_DEAD", new Check("bigint[], bigint[], text, text, text, timestamptz, int", ids + ", " + ids
+        CHECKS.put("JOB_CANCEL_DEAD", new PlanCheck("bigint[], bigint[], text, text, text, timestamptz, int", ids + ", " + ids
                 + ", 'q1', null, null, now(), 5000", Set.of("workrow_job_pkey", "workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
-        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
+        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new PlanCheck("bigint[], bigint[], text, text, text, timestamptz, int",
                 "null, null, 'q1', 'boom 1', 'boom 1', now(), 5000", Set.of("workrow_job_dead_idx", "workrow_job_dead_kind_idx")));
-        CHECKS.put("JOB_FIND", new Check("bigint", "1", Set.of("workrow_job_pkey")));
-        CHECKS.put("JOB_FINISHED_PER_MINUTE", new Check("timestamptz", "now() - interval '1 hour'",
+        CHECKS.put("JOB_FIND", new PlanCheck("bigint", "1", Set.of("workrow_job_pkey")));
+        CHECKS.put("JOB_FINISHED_PER_MINUTE", new PlanCheck("timestamptz", "now() - interval '1 hour'",
                 Set.of("workrow_job_finished_idx")));
     }
 
@@ -144,8 +132,8 @@ class QueryPlanTests {
     }
 
     @Test
-    void everyStatementHasAPlanCheck() throws IllegalAccessException {
-        for (String name : statementNames()) {
+    void everyStatementHasAPlanCheck() {
+        for (String name : PlanExplain.statementNames(JobSql.class)) {
             assertThat(CHECKS.containsKey(name) || EXEMPT.containsKey(name))
                     .as("JobSql.%s has no plan check", name).isTrue();
         }
@@ -155,7 +143,7 @@ class QueryPlanTests {
     void everyStatementIsServedByItsIndexInCustomAndGenericPlans() throws Exception {
         List<String> failures = new ArrayList<>();
         try (Connection connection = database.dataSource().getConnection()) {
-            for (Map.Entry<String, Check> entry : CHECKS.entrySet()) {
+            for (Map.Entry<String, PlanCheck> entry : CHECKS.entrySet()) {
                 String field = entry.getKey().split(" ")[0];
                 String sql = JobSql.render((String) JobSql.class.getDeclaredField(field).get(null), database.schema());
                 for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
@@ -163,7 +151,7 @@ class QueryPlanTests {
                     if (plan.contains("Seq Scan on workrow_job")) {
                         failures.add(entry.getKey() + " (" + mode + ") scans the table:\n" + plan);
                     }
-                    Check check = entry.getValue();
+                    PlanCheck check = entry.getValue();
                     long used = check.indexes().stream().filter(plan::contains).count();
                     if (check.all() ? used < check.indexes().size() : used == 0) {
                         failures.add(entry.getKey() + " (" + mode + ") does not use " + (check.all() ? "all of " : "one of ")
@@ -227,57 +215,12 @@ class QueryPlanTests {
     private static int claimBuffers() throws SQLException {
         String sql = JobSql.render(JobSql.JOB_CLAIM, database.schema());
         // Highest first, so that $1 does not match the start of $10.
-        return ClaimCost.buffers(database, numbered(sql).replace("$10", "300000").replace("$9", "'w'")
+        return ClaimCost.buffers(database, PlanExplain.numbered(sql).replace("$10", "300000").replace("$9", "'w'")
                 .replace("$8", "16").replace("$7", "16").replace("$6", "'q1'").replace("$5", "16")
                 .replace("$4", "'q1'").replace("$3", "'q1'").replace("$2", "false").replace("$1", "'q1'"));
     }
 
-    private static String explain(Connection connection, String sql, Check check, String mode) throws SQLException {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("SET plan_cache_mode = " + mode);
-            statement.execute("PREPARE checked" + (check.types().isEmpty() ? "" : "(" + check.types() + ")")
-                    + " AS " + numbered(sql));
-            try {
-                return text(statement.executeQuery("EXPLAIN EXECUTE checked"
-                        + (check.arguments().isEmpty() ? "" : "(" + check.arguments() + ")")));
-            } finally {
-                statement.execute("DEALLOCATE checked");
-                statement.execute("RESET plan_cache_mode");
-            }
-        }
-    }
-
-    /** JDBC's {@code ?} placeholders as PostgreSQL's {@code $1, $2, ...}. */
-    private static String numbered(String sql) {
-        StringBuilder out = new StringBuilder();
-        int n = 0;
-        for (char c : sql.toCharArray()) {
-            if (c == '?') {
-                out.append('$').append(++n);
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    private static String text(ResultSet rows) throws SQLException {
-        StringBuilder plan = new StringBuilder();
-        while (rows.next()) {
-            plan.append(rows.getString(1)).append('\n');
-        }
-        return plan.toString();
-    }
-
-    private static List<String> statementNames() throws IllegalAccessException {
-        List<String> names = new ArrayList<>();
-        for (Field field : JobSql.class.getDeclaredFields()) {
-            // Private constants are fragments the statements are built from, not statements.
-            if (Modifier.isStatic(field.getModifiers()) && !Modifier.isPrivate(field.getModifiers())
-                    && field.getType() == String.class) {
-                names.add(field.getName());
-            }
-        }
-        return names;
+    private static String explain(Connection connection, String sql, PlanCheck check, String mode) throws SQLException {
+        return PlanExplain.explain(connection, sql, check.types(), check.arguments(), mode);
     }
 }

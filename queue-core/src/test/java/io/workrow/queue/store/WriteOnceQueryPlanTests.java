@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -92,15 +89,7 @@ class WriteOnceQueryPlanTests {
             Map.entry("JOB_CLAIM_BURST", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
             Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"));
 
-    /** @param indexes the plan must use one of these, or all of them when {@code all} */
-    private record Check(String types, String arguments, Set<String> indexes, boolean all) {
-
-        Check(String types, String arguments, Set<String> indexes) {
-            this(types, arguments, indexes, false);
-        }
-    }
-
-    private static final Map<String, Check> CHECKS = new LinkedHashMap<>();
+    private static final Map<String, PlanCheck> CHECKS = new LinkedHashMap<>();
 
     static {
         // Jobs of the fill (see fillAMillionJobs), all of queue q0: 1 completed, 85 scheduled, 90
@@ -112,79 +101,79 @@ class WriteOnceQueryPlanTests {
         String dead = "'{97,98,197}'";
         // Reads no table: a taken key is found by the insert into workrow_job_key's primary key
         // (ON CONFLICT DO NOTHING names no arbiter index for the plan to show).
-        CHECKS.put("JOB_INSERT_MANY", new Check(
+        CHECKS.put("JOB_INSERT_MANY", new PlanCheck(
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[]",
                 "'{q1}', '{null}', '{0}', '{0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}'",
                 Set.of(), true));
-        CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new Check("text[], text[]", "'{q0}', '{key-2}'",
+        CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new PlanCheck("text[], text[]", "'{q0}', '{key-2}'",
                 Set.of("workrow_job_key_pkey")));
-        CHECKS.put("JOB_CLAIM", new Check("text, boolean, text, text, int, text, int, int, text, bigint",
+        CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, int, text, int, int, text, bigint",
                 "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
                 Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));
-        CHECKS.put("JOB_END_MANY", new Check(
+        CHECKS.put("JOB_END_MANY", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
                         + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}', '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
-        CHECKS.put("JOB_COMPLETE_MANY", new Check("bigint[], int[], bigint[], int[], bigint[]",
+        CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck("bigint[], int[], bigint[], int[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{1,2}'",
                 Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
-        CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new Check("bigint[], int[], bigint[], int[], bigint[]",
+        CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new PlanCheck("bigint[], int[], bigint[], int[], bigint[]",
                 "'{1}', '{1}', '{95}', '{1}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
-        CHECKS.put("JOB_RENEW_LEASES", new Check("text, bigint, bigint[], text, bigint[], bigint[], text",
+        CHECKS.put("JOB_RENEW_LEASES", new PlanCheck("text, bigint, bigint[], text, bigint[], bigint[], text",
                 "'w', 60000, '{1,2,3}', 'w', '{1,2,3}', '{300000,300000,300000}', 'w'",
                 Set.of("workrow_claim_pkey")));
-        CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new Check(
+        CHECKS.put("JOB_SWEEP_EXPIRED_LEASES", new PlanCheck(
                 "int, text[], bigint[], float8[], bigint[], float8[], int[], int, bigint, bigint, float8, float8",
                 "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', '{0}', 0, 3600000, 1000, 2.0, 0.2",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY), true));
-        CHECKS.put("JOB_CANCEL", new Check("bigint, text, bigint, text, bigint, text, bigint, bigint",
+        CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text, bigint, text, bigint, text, bigint, bigint",
                 "90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx"), true));
-        CHECKS.put("JOB_LIVE_STATUS", new Check("bigint, bigint, bigint, bigint, bigint, bigint", "90, 90, 90, 90, 90, 90",
+        CHECKS.put("JOB_LIVE_STATUS", new PlanCheck("bigint, bigint, bigint, bigint, bigint, bigint", "90, 90, 90, 90, 90, 90",
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey"), true));
-        CHECKS.put("JOB_PROMOTE_SCHEDULED", new Check("int", "1000", Set.of("workrow_scheduled_run_at_idx")));
-        CHECKS.put("JOB_RETIRE_EXHAUSTED", new Check("int, int", "1000, 1000",
+        CHECKS.put("JOB_PROMOTE_SCHEDULED", new PlanCheck("int", "1000", Set.of("workrow_scheduled_run_at_idx")));
+        CHECKS.put("JOB_RETIRE_EXHAUSTED", new PlanCheck("int, int", "1000, 1000",
                 Set.of("workrow_ready_exhausted_idx", "workrow_scheduled_exhausted_idx"), true));
-        CHECKS.put("JOB_RETRY_DEAD", new Check("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
+        CHECKS.put("JOB_RETRY_DEAD", new PlanCheck("bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 dead + ", " + dead + ", 'q0', 'q0', null, null, null, null, now(), 5000",
                 Set.of("workrow_dead_pkey", "workrow_dead_queue_idx")));
-        CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new Check(
+        CHECKS.put("JOB_RETRY_DEAD (by queue and error)", new PlanCheck(
                 "bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 "null, null, 'q1', 'q1', 'boom', 'boom', null, null, now(), 5000",
                 Set.of("workrow_dead_queue_idx", "workrow_dead_finished_idx")));
-        CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new Check(
+        CHECKS.put("JOB_RETRY_DEAD (by queue and kind)", new PlanCheck(
                 "bigint[], bigint[], text, text, text, text, text, text, timestamptz, int",
                 "null, null, 'q1', 'q1', null, null, 'boom 1', 'boom 1', now(), 5000",
                 Set.of("workrow_dead_queue_idx", "workrow_dead_kind_idx", "workrow_dead_finished_idx")));
-        CHECKS.put("JOB_CANCEL_DEAD", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
+        CHECKS.put("JOB_CANCEL_DEAD", new PlanCheck("bigint[], bigint[], text, text, text, timestamptz, int",
                 dead + ", " + dead + ", 'q0', null, null, now(), 5000",
                 Set.of("workrow_dead_pkey", "workrow_dead_queue_idx", "workrow_dead_kind_idx")));
-        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new Check("bigint[], bigint[], text, text, text, timestamptz, int",
+        CHECKS.put("JOB_CANCEL_DEAD (by kind)", new PlanCheck("bigint[], bigint[], text, text, text, timestamptz, int",
                 "null, null, 'q1', 'boom 1', 'boom 1', now(), 5000",
                 Set.of("workrow_dead_queue_idx", "workrow_dead_kind_idx")));
-        CHECKS.put("JOB_SAVE_STEP", new Check("bigint, int, int, bigint, text", "1, 1, 1, 95, 's'",
+        CHECKS.put("JOB_SAVE_STEP", new PlanCheck("bigint, int, int, bigint, text", "1, 1, 1, 95, 's'",
                 Set.of("workrow_claim_pkey")));
-        CHECKS.put("CLAIMS_STILL_HELD", new Check("bigint[]", "'{1,2,3}'", Set.of("workrow_claim_pkey")));
-        CHECKS.put("JOB_EXTEND_LEASE", new Check("bigint, bigint, int, int", "60000, 1, 1, 1",
+        CHECKS.put("CLAIMS_STILL_HELD", new PlanCheck("bigint[]", "'{1,2,3}'", Set.of("workrow_claim_pkey")));
+        CHECKS.put("JOB_EXTEND_LEASE", new PlanCheck("bigint, bigint, int, int", "60000, 1, 1, 1",
                 Set.of("workrow_claim_pkey")));
         // Counts every waiting and dead job (READS_WHOLE): no index is required of it.
-        CHECKS.put("QUEUE_DEPTH", new Check("", "", Set.of(), true));
-        CHECKS.put("JOB_LIST_RUNNING", new Check("text, text, int", "'q1', 'q1', 100", Set.of(JOB_DATA_PKEY)));
-        CHECKS.put("JOB_LIST_DEAD", new Check("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
+        CHECKS.put("QUEUE_DEPTH", new PlanCheck("", "", Set.of(), true));
+        CHECKS.put("JOB_LIST_RUNNING", new PlanCheck("text, text, int", "'q1', 'q1', 100", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_LIST_DEAD", new PlanCheck("text, text, text, text, int", "'q1', 'q1', 'boom', 'boom', 100",
                 Set.of("workrow_dead_queue_idx", "workrow_dead_finished_idx")));
-        CHECKS.put("JOB_FIND", new Check("bigint", "1", Set.of(JOB_DATA_PKEY, "workrow_ready_id_idx",
+        CHECKS.put("JOB_FIND", new PlanCheck("bigint", "1", Set.of(JOB_DATA_PKEY, "workrow_ready_id_idx",
                 "workrow_scheduled_id_idx", "workrow_dead_pkey", OUTCOME_BRIN), true));
-        CHECKS.put("JOB_FINISHED_PER_MINUTE", new Check("timestamptz", "now() - interval '1 hour'",
+        CHECKS.put("JOB_FINISHED_PER_MINUTE", new PlanCheck("timestamptz", "now() - interval '1 hour'",
                 Set.of(OUTCOME_BRIN)));
-        CHECKS.put("JOB_PRUNE_DEAD", new Check("bigint, int", "604800000, 1000",
+        CHECKS.put("JOB_PRUNE_DEAD", new PlanCheck("bigint, int", "604800000, 1000",
                 Set.of("workrow_dead_finished_idx", "workrow_dead_pkey"), true));
         // Today's statements that the write-once store runs rendered for its homes: they read workrow_dead alone.
         // A sample of 1,000 newest deaths, not the 10,000 the admin reads: the fill has 20,000 dead
         // jobs, where a sample of half is read faster whole; a real history's dead are many more.
-        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS", new Check("int, int", "1000, 50",
+        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS", new PlanCheck("int, int", "1000, 50",
                 Set.of("workrow_dead_kind_idx")));
-        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new Check("text, text, text, int, int",
+        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new PlanCheck("text, text, text, int, int",
                 "'q1', 'q1', 'q1', 1000, 50", Set.of("workrow_dead_kind_idx")));
     }
 
@@ -269,8 +258,8 @@ class WriteOnceQueryPlanTests {
     }
 
     @Test
-    void everyStatementHasAPlanCheck() throws IllegalAccessException {
-        for (String name : statementNames()) {
+    void everyStatementHasAPlanCheck() {
+        for (String name : PlanExplain.statementNames(WriteOnceSql.class)) {
             assertThat(CHECKS.containsKey(name) || EXEMPT.containsKey(name))
                     .as("WriteOnceSql.%s has no plan check", name).isTrue();
         }
@@ -280,7 +269,7 @@ class WriteOnceQueryPlanTests {
     void everyStatementIsServedByItsIndexInCustomAndGenericPlans() throws Exception {
         List<String> failures = new ArrayList<>();
         try (Connection connection = database.dataSource().getConnection()) {
-            for (Map.Entry<String, Check> entry : CHECKS.entrySet()) {
+            for (Map.Entry<String, PlanCheck> entry : CHECKS.entrySet()) {
                 String field = entry.getKey().split(" ")[0];
                 Field constant = field.startsWith("JobSql.") ? JobSql.class.getDeclaredField(field.substring(7))
                         : WriteOnceSql.class.getDeclaredField(field);
@@ -293,7 +282,7 @@ class WriteOnceQueryPlanTests {
                     if (!scanned.isEmpty()) {
                         failures.add(entry.getKey() + " (" + mode + ") scans " + scanned + ":\n" + plan);
                     }
-                    Check check = entry.getValue();
+                    PlanCheck check = entry.getValue();
                     long used = check.indexes().stream().filter(plan::contains).count();
                     if (check.all() ? used < check.indexes().size() : used == 0) {
                         failures.add(entry.getKey() + " (" + mode + ") does not use " + (check.all() ? "all of " : "one of ")
@@ -317,52 +306,7 @@ class WriteOnceQueryPlanTests {
         return scanned;
     }
 
-    private static String explain(Connection connection, String sql, Check check, String mode) throws SQLException {
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("SET plan_cache_mode = " + mode);
-            statement.execute("PREPARE checked" + (check.types().isEmpty() ? "" : "(" + check.types() + ")")
-                    + " AS " + numbered(sql));
-            try {
-                return text(statement.executeQuery("EXPLAIN EXECUTE checked"
-                        + (check.arguments().isEmpty() ? "" : "(" + check.arguments() + ")")));
-            } finally {
-                statement.execute("DEALLOCATE checked");
-                statement.execute("RESET plan_cache_mode");
-            }
-        }
-    }
-
-    /** JDBC's {@code ?} placeholders as PostgreSQL's {@code $1, $2, ...}. */
-    private static String numbered(String sql) {
-        StringBuilder out = new StringBuilder();
-        int n = 0;
-        for (char c : sql.toCharArray()) {
-            if (c == '?') {
-                out.append('$').append(++n);
-            } else {
-                out.append(c);
-            }
-        }
-        return out.toString();
-    }
-
-    private static String text(ResultSet rows) throws SQLException {
-        StringBuilder plan = new StringBuilder();
-        while (rows.next()) {
-            plan.append(rows.getString(1)).append('\n');
-        }
-        return plan.toString();
-    }
-
-    private static List<String> statementNames() throws IllegalAccessException {
-        List<String> names = new ArrayList<>();
-        for (Field field : WriteOnceSql.class.getDeclaredFields()) {
-            // Private constants are fragments the statements are built from, not statements.
-            if (Modifier.isStatic(field.getModifiers()) && !Modifier.isPrivate(field.getModifiers())
-                    && field.getType() == String.class) {
-                names.add(field.getName());
-            }
-        }
-        return names;
+    private static String explain(Connection connection, String sql, PlanCheck check, String mode) throws SQLException {
+        return PlanExplain.explain(connection, sql, check.types(), check.arguments(), mode);
     }
 }
