@@ -9,6 +9,8 @@ import java.time.Instant;
  * @param attempt the attempt now running, counting from 1 (counted at claim)
  * @param expiries how often the job's lease has expired before this attempt
  * @param runAt the due time it was claimed at
+ * @param lastError the error of its last failed attempt, if any, as its waiting row had it
+ * @param lastErrorAt when that error happened
  */
 public record ClaimedPosition(
         long token,
@@ -23,5 +25,7 @@ public record ClaimedPosition(
         int maxAttempts,
         int expiries,
         String step,
-        Instant runAt) {
+        Instant runAt,
+        String lastError,
+        Instant lastErrorAt) {
 }

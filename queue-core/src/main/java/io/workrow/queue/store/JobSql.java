@@ -558,9 +558,10 @@ final class JobSql {
                             ELSE counted.attempts >= counted.max_attempts END AS dead,
                        least(coalesce(counted.max_ms, ?::bigint),
                              coalesce(counted.initial_ms, ?::bigint)
-                             * power(coalesce(counted.multiplier, ?::float8),
-                                     CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
-                                          ELSE greatest(counted.attempts - 1, 0) END))
+                             -- multiplier^n as exp(n ln multiplier), kept inside float8 for any n
+                             * exp(least(ln(coalesce(counted.multiplier, ?::float8))
+                                         * CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
+                                                ELSE greatest(counted.attempts - 1, 0) END, 600)))
                        * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
                 FROM counted
             )

@@ -1,16 +1,22 @@
 package io.workrow.queue.store;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * How one claimed position ended, with what the end statement needs from the claim so that it
- * never reads the claim row's arrays.
+ * never reads the claim row's arrays (a claim of hundreds of jobs is stored compressed, and each
+ * element read would unpack it again).
  *
  * @param retryDelay how long a failed job waits before it is due again (zero: at once)
  * @param maxLeaseExpiries for {@link Kind#EXPIRED}: the queue's {@code max-lease-expiries} (0: none)
+ * @param runAt the due time the job was claimed at, which its outcome row keeps
+ * @param lastError the job's last error before this attempt, which a completion keeps
+ * @param lastErrorAt when that error happened
  */
 public record PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
-        String error, Duration retryDelay, int maxLeaseExpiries) {
+        String error, Duration retryDelay, int maxLeaseExpiries, Instant runAt, String lastError,
+        Instant lastErrorAt) {
 
     /** The ways a handler's run ends. */
     public enum Kind {
@@ -58,11 +64,12 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     /** A handler let go past its timeout, recovered after {@code backoff} (see {@link Kind#EXPIRED}). */
     public static PositionEnd expired(ClaimedPosition job, Duration backoff, int maxLeaseExpiries) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
-                job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries);
+                job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries, job.runAt(), job.lastError(),
+                job.lastErrorAt());
     }
 
     private static PositionEnd of(ClaimedPosition job, Kind kind, String error, Duration retryDelay) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
-                job.expiries(), kind, error, retryDelay, 0);
+                job.expiries(), kind, error, retryDelay, 0, job.runAt(), job.lastError(), job.lastErrorAt());
     }
 }

@@ -207,7 +207,7 @@ public final class RowPerJobClaims implements ClaimStore {
     private static List<ClaimedPosition> positions(List<ClaimedJob> jobs) {
         return jobs.stream().map(job -> new ClaimedPosition(job.leaseToken(), 1, job.id(), job.queue(),
                 job.partitionKey(), job.idempotencyKey(), job.payloadJson(), job.headersJson(), job.attempt(),
-                job.maxAttempts(), 0, job.step(), job.runAt())).toList();
+                job.maxAttempts(), 0, job.step(), job.runAt(), null, null)).toList();
     }
 
     private static HeldJob held(PositionEnd end) {

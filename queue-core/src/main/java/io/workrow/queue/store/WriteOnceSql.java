@@ -31,8 +31,7 @@ final class WriteOnceSql {
     private static final String LOCKED_CLAIMS = """
             ), locked AS (
                 SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps, claim.run_ats, claim.expiries AS held_expiries, claim.errors,
-                       claim.error_ats
+                       claim.has_keys, claim.has_steps
                 FROM {claim} AS claim
                 WHERE claim.token = ANY (?::bigint[])
                 FOR UPDATE SKIP LOCKED""";
@@ -239,8 +238,10 @@ final class WriteOnceSql {
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
                            now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
-                           CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error ORDER BY id) END,
-                           CASE WHEN bool_or(last_error IS NOT NULL) THEN array_agg(last_error_at ORDER BY id) END,
+                           CASE WHEN bool_or(last_error IS NOT NULL OR last_error_at IS NOT NULL)
+                                THEN array_agg(last_error ORDER BY id) END,
+                           CASE WHEN bool_or(last_error IS NOT NULL OR last_error_at IS NOT NULL)
+                                THEN array_agg(last_error_at ORDER BY id) END,
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
                            {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
                     FROM taken
@@ -249,8 +250,9 @@ final class WriteOnceSql {
                     RETURNING token, ids[1] AS first_id
                 ){keys}
                 SELECT claim.token, taken.position, taken.id, taken.queue,
-                       taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, data.partition_key,
-                       data.idempotency_key, data.payload::text AS payload, data.headers::text AS headers, step.step
+                       taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, taken.last_error,
+                       taken.last_error_at, data.partition_key, data.idempotency_key, data.payload::text AS payload,
+                       data.headers::text AS headers, step.step
                 FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
                 JOIN claim ON {claim_match}
                 CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
@@ -415,19 +417,18 @@ final class WriteOnceSql {
             WITH input AS (
                 SELECT *
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
-                            ?::bigint[], ?::int[])
+                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[])
                      AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms,
-                              max_expiries)
+                              max_expiries, due_at, earlier_error, earlier_error_at)
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
-                       locked.run_ats[input.position] AS due_at, locked.errors[input.position] AS earlier_error,
-                       locked.error_ats[input.position] AS earlier_error_at,
                        coalesce(rule.max_lease_expiries, input.max_expiries) AS expiry_limit,
                        CASE WHEN rule.queue IS NULL THEN input.retry_delay_ms
-                            ELSE least(rule.backoff_max_ms, rule.backoff_initial_ms * power(rule.backoff_multiplier,
-                                     CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries
-                                          ELSE greatest(input.attempt - 1, 0) END))
+                            ELSE least(rule.backoff_max_ms, rule.backoff_initial_ms
+                                       * exp(least(ln(rule.backoff_multiplier)
+                                                   * CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries
+                                                          ELSE greatest(input.attempt - 1, 0) END, 600)))
                                  * (1 + rule.backoff_jitter * (2 * random() - 1)) END AS delay_ms,
                        input.kind = 'expired' AND coalesce(rule.max_lease_expiries, input.max_expiries) > 0 AS apart
                 FROM input
@@ -461,8 +462,8 @@ final class WriteOnceSql {
                        CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
                             WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
                        worker, due_at, started_at, clock_timestamp(),
-                       CASE WHEN status = 'completed' THEN earlier_error ELSE message END,
-                       CASE WHEN status = 'completed' THEN earlier_error_at WHEN kind = 'released' THEN message_at END,
+                       CASE WHEN status = 'completed' THEN earlier_error WHEN kind = 'released' THEN NULL ELSE message END,
+                       CASE WHEN status = 'completed' THEN earlier_error_at END,
                        CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END
                 FROM accepted
             ), again AS MATERIALIZED (
@@ -514,12 +515,12 @@ final class WriteOnceSql {
     static final String JOB_COMPLETE_MANY = """
             WITH input AS (
                 SELECT *, 'completed'::text AS kind
-                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[]) AS input(token, position, id, attempt)
+                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::timestamptz[], ?::text[],
+                            ?::timestamptz[])
+                     AS input(token, position, id, attempt, expiries, due_at, earlier_error, earlier_error_at)
             {locked_claims}
             ), accepted AS MATERIALIZED (
-                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
-                       locked.run_ats[input.position] AS due_at, locked.held_expiries[input.position] AS expiries,
-                       locked.errors[input.position] AS earlier_error, locked.error_ats[input.position] AS earlier_error_at
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
@@ -627,9 +628,10 @@ final class WriteOnceSql {
                             ELSE 'lease expired while held by ' || counted.worker END AS error,
                        least(coalesce(counted.max_ms, ?::bigint),
                              coalesce(counted.initial_ms, ?::bigint)
-                             * power(coalesce(counted.multiplier, ?::float8),
-                                     CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
-                                          ELSE greatest(counted.attempt - 1, 0) END))
+                             -- multiplier^n as exp(n ln multiplier), kept inside float8 for any n
+                             * exp(least(ln(coalesce(counted.multiplier, ?::float8))
+                                         * CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
+                                                ELSE greatest(counted.attempt - 1, 0) END, 600)))
                        * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
                 FROM counted
             ), logged AS (
@@ -946,13 +948,13 @@ final class WriteOnceSql {
     static final String JOB_LIST_RUNNING = """
             SELECT running.id, running.queue, 'running' AS status, running.attempts, data.max_attempts,
                    running.worker AS claimed_by, running.lease_expires_at, running.run_at,
-                   running.errors[running.position] AS last_error, running.error_ats[running.position] AS last_error_at,
+                   running.last_error, running.last_error_at,
                    data.created_at, running.expiries AS lease_expiries
-            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, claim.errors,
-                         claim.error_ats, held.*
+            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, held.*
                   FROM {claim} AS claim
-                  CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats)
-                       WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
+                  CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats, claim.errors,
+                                            claim.error_ats)
+                       WITH ORDINALITY AS held(id, attempts, expiries, run_at, last_error, last_error_at, position)
                   WHERE (?::text IS NULL OR claim.queue = ?)
                     AND get_bit(claim.settled, held.position::int - 1) = 0
                     AND get_bit(claim.dropped, held.position::int - 1) = 0
@@ -1037,6 +1039,19 @@ final class WriteOnceSql {
               AND (to_date(substr(child.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
                   <= statement_timestamp() - ? * interval '1 millisecond'
             ORDER BY child.relname
+            """;
+
+    /**
+     * Deletes up to {@code ?} rows of the outcome log's default partition that finished more than
+     * {@code ?} milliseconds ago: rows whose day had no partition when they were written (a dead
+     * job cancelled long after it died keeps its time of death) are never in a day retention
+     * drops. The partition stays near empty, so this is a few rows at most.
+     */
+    static final String OUTCOME_DEFAULT_PRUNE = """
+            DELETE FROM {outcome}_default
+            WHERE ctid = ANY (ARRAY(SELECT ctid FROM {outcome}_default
+                                    WHERE finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                                    LIMIT ?))
             """;
 
     /** Detaches one day of the outcome log ({@code {day}}: a name {@link #OUTCOME_DAYS_EXPIRED} gave). */

@@ -82,6 +82,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String outcomeDaysExpired;
     private final String outcomeDayDetach;
     private final String outcomeDayDrop;
+    private final String outcomeDefaultPrune;
 
     public WriteOnceStore(DataSource dataSource, SqlIdentifier schema) {
         this(dataSource, schema, JobStore.DEFAULT_STATEMENT_TIMEOUT);
@@ -144,6 +145,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
+        this.outcomeDefaultPrune = WriteOnceSql.render(WriteOnceSql.OUTCOME_DEFAULT_PRUNE, schema);
     }
 
     /**
@@ -284,6 +286,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 .map(retention::get).filter(java.util.Objects::nonNull).max(Duration::compareTo).orElse(null);
         if (history != null) {
             done += outcomeDaysDrop(history).size();
+            done += timed.update(outcomeDefaultPrune, history.toMillis(), limit);
             done += retireJobData(history).size();
         }
         return done;
@@ -338,7 +341,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
                     rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
                     rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
-                    rs.getString("step"), RowPerJobStore.instant(rs, "run_at"));
+                    rs.getString("step"), RowPerJobStore.instant(rs, "run_at"), rs.getString("last_error"),
+                    RowPerJobStore.instant(rs, "last_error_at"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
@@ -419,6 +423,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         column(list, "int4", PositionEnd::position),
                         column(list, "int8", PositionEnd::id),
                         column(list, "int4", PositionEnd::attempt),
+                        column(list, "int4", PositionEnd::expiries),
+                        column(list, "text", end -> text(end.runAt())),
+                        column(list, "text", PositionEnd::lastError),
+                        column(list, "text", end -> text(end.lastErrorAt())),
                         column(List.copyOf(tokens), "int8", token -> token))
                 : arrays(endMany,
                         column(list, "int8", PositionEnd::token),
@@ -431,6 +439,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         column(list, "text", PositionEnd::error),
                         column(list, "int8", end -> end.retryDelay().toMillis()),
                         column(list, "int4", PositionEnd::maxLeaseExpiries),
+                        column(list, "text", end -> text(end.runAt())),
+                        column(list, "text", PositionEnd::lastError),
+                        column(list, "text", end -> text(end.lastErrorAt())),
                         column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
@@ -454,6 +465,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             }
         }
         return results;
+    }
+
+    /** A time as the text an array parameter carries it in (the statement casts it back). */
+    private static String text(java.time.Instant instant) {
+        return instant == null ? null : instant.toString();
     }
 
     @Override
@@ -737,7 +753,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             statement.setArray(2, connection.createArrayOf("int4", new Object[] {job.position()}));
             statement.setArray(3, connection.createArrayOf("int8", new Object[] {job.id()}));
             statement.setArray(4, connection.createArrayOf("int4", new Object[] {job.attempt()}));
-            statement.setArray(5, connection.createArrayOf("int8", new Object[] {job.token()}));
+            statement.setArray(5, connection.createArrayOf("int4", new Object[] {job.expiries()}));
+            statement.setArray(6, connection.createArrayOf("text", new Object[] {text(job.runAt())}));
+            statement.setArray(7, connection.createArrayOf("text", new Object[] {job.lastError()}));
+            statement.setArray(8, connection.createArrayOf("text", new Object[] {text(job.lastErrorAt())}));
+            statement.setArray(9, connection.createArrayOf("int8", new Object[] {job.token()}));
             try (java.sql.ResultSet refused = statement.executeQuery()) {
                 return !refused.next();
             }

@@ -31,8 +31,10 @@ CREATE TABLE workrow_scheduled (LIKE workrow_ready INCLUDING DEFAULTS INCLUDING 
 -- One claimed batch: the lease and the fence of every job in it. Position p (1-based) of the
 -- arrays is the p-th job; bit p-1 of settled says its end was accepted, of dropped that it was
 -- cancelled while running. errors and error_ats hold each job's last error and its time, as its
--- ready row had them (NULL when no job of the batch had failed), so that the job's end carries
--- them on without looking up the outcome log. A row whose every position is settled or dropped is deleted. Only the
+-- ready row had them (NULL when no job of the batch had failed), for the view, the running list
+-- and a cancel. Ends never read these arrays (a claim of hundreds of jobs is stored compressed,
+-- and each element read unpacks it again): the claim returns each job's due time, expiries and
+-- last error to the runtime, and its end sends them back. A row whose every position is settled or dropped is deleted. Only the
 -- primary key is indexed and half of each page is left free, so the updates of ends and renewals
 -- stay HOT.
 CREATE TABLE workrow_claim (
@@ -511,12 +513,12 @@ LEFT JOIN workrow_step AS step ON step.job_id = state.id
 UNION ALL
 SELECT data.id, claim.queue, data.partition_key, data.partition_bucket, data.priority, data.idempotency_key,
        data.payload, data.headers, 'running', held.run_at, held.attempts,
-       data.max_attempts, claim.errors[held.position], claim.error_ats[held.position], step.step, claim.worker,
+       data.max_attempts, held.last_error, held.last_error_at, step.step, claim.worker,
        claim.lease_expires_at, claim.token, data.created_at, claim.started_at, NULL, held.expiries,
        data.fairness_key
 FROM workrow_claim AS claim
-CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats)
-     WITH ORDINALITY AS held(id, attempts, expiries, run_at, position)
+CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats, claim.errors, claim.error_ats)
+     WITH ORDINALITY AS held(id, attempts, expiries, run_at, last_error, last_error_at, position)
 JOIN workrow_job_data AS data ON data.id = held.id
 LEFT JOIN workrow_step AS step ON step.job_id = held.id
 WHERE get_bit(claim.settled, held.position::int - 1) = 0 AND get_bit(claim.dropped, held.position::int - 1) = 0

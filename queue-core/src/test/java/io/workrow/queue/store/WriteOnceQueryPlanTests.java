@@ -79,6 +79,7 @@ class WriteOnceQueryPlanTests {
                     + " it moves one day of the default partition, near empty by design"),
             Map.entry("OUTCOME_DAYS_EXPIRED", "reads the catalogue (pg_inherits, pg_class), one row per partition"),
             Map.entry("OUTCOME_DAY_DETACH", "DDL: detaches one day of the outcome log"),
+            Map.entry("OUTCOME_DEFAULT_PRUNE", "the outcome log's default partition, near empty by design, read whole"),
             Map.entry("OUTCOME_DAY_DROP", "DDL: drops one detached day of the outcome log"),
             Map.entry("JOB_DATA_EXTEND", "calls workrow_extend_job_data, which reads the catalogue and moves the"
                     + " default partition's rows of the new range"),
@@ -111,15 +112,20 @@ class WriteOnceQueryPlanTests {
                 "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
                 Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));
         CHECKS.put("JOB_END_MANY", new PlanCheck(
-                "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], bigint[]",
+                "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
+                        + " text[], timestamptz[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
-                        + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}', '{1,2}'",
+                        + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}',"
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
-        CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck("bigint[], int[], bigint[], int[], bigint[]",
-                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{1,2}'",
+        CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck(
+                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], bigint[]",
+                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{0,0,0}', '{null,null,null}',"
+                        + " '{null,null,null}', '{null,null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
-        CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new PlanCheck("bigint[], int[], bigint[], int[], bigint[]",
-                "'{1}', '{1}', '{95}', '{1}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new PlanCheck(
+                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], bigint[]",
+                "'{1}', '{1}', '{95}', '{1}', '{0}', '{null}', '{null}', '{null}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_RENEW_LEASES", new PlanCheck("text, bigint, bigint[], text, bigint[], bigint[], text",
                 "'w', 60000, '{1,2,3}', 'w', '{1,2,3}', '{300000,300000,300000}', 'w'",
                 Set.of("workrow_claim_pkey")));

@@ -568,17 +568,18 @@ class WriteOnceStoreTests {
             }
         });
         assertThat(violations).isEmpty();
+        // From the log, without clocks (a claim's start is its statement's, which can precede by
+        // its planning the commit of the end its snapshot then sees): each key's later job was
+        // taken by a later claim, one claim never took two jobs of a key.
         assertThat(database.jdbc().queryForList("""
-                SELECT data.partition_key || ': ' || later.job_id || ' started before ' || earlier.job_id || ' ended'
+                SELECT data.partition_key || ': ' || later.job_id || ' (claim ' || later.claim_token || ') not after '
+                       || earlier.job_id || ' (claim ' || earlier.claim_token || ')'
                 FROM workrow_outcome AS earlier
                 JOIN workrow_job_data AS data ON data.id = earlier.job_id
                 JOIN workrow_job_data AS next ON next.partition_key = data.partition_key AND next.id > data.id
                 JOIN workrow_outcome AS later ON later.job_id = next.id
-                WHERE later.started_at < earlier.finished_at - interval '20 milliseconds'
-                """, String.class)).as("from the log: each key's next job started after the previous one ended"
-                        + " (a claim's start is its statement's, which can precede by its planning the commit of the"
-                        + " end its snapshot then sees)")
-                .isEmpty();
+                WHERE later.claim_token <= earlier.claim_token
+                """, String.class)).as("from the log: each key's jobs taken by claims in their order").isEmpty();
         assertThat(order).hasSize(keys);
         order.forEach((key, ran) -> assertThat(ran).as("order of %s", key).hasSize(perKey).isSorted());
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_key_running", Integer.class)).isZero();
@@ -647,6 +648,59 @@ class WriteOnceStoreTests {
                 String.class, ids.get(0), ids.get(1))).as("the attempt spent, and given back")
                 .containsExactly("1/1", "0/1");
         assertOneHomeEach();
+    }
+
+    /**
+     * A dead job cancelled long after it died keeps its time of death, a day retention has no
+     * partition for: its outcome row lands in the default partition, and retention deletes it
+     * from there as it drops the days around it.
+     */
+    @Test
+    void aDeadJobCancelledLongAfterItDiedIsRetiredFromTheDefaultPartition() {
+        long id = enqueue("mail", 1).get(0);
+        store.endMany(List.of(PositionEnd.discarded(store.claim("mail", "node-a", 1, LEASE, false).get(0), "boom: gone")));
+        database.rows().setFinishedAt(id, java.time.Instant.now().minus(Duration.ofDays(20)));
+        assertThat(store.cancelDead(List.of(id), "mail", null)).isOne();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome_default WHERE job_id = ?"
+                + " AND status = 'cancelled'", Integer.class, id)).isOne();
+
+        store.pruneFinished(Map.of(JobStatus.COMPLETED, Duration.ofDays(7), JobStatus.CANCELLED, Duration.ofDays(7)), 100);
+
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome WHERE job_id = ?",
+                Integer.class, id)).isZero();
+    }
+
+    /**
+     * What a job carries from its waiting row through its claim to its end, as today's table kept
+     * it: its due time (a release keeps it), its last error and that error's time, its step.
+     */
+    @Test
+    void aJobCarriesItsDueTimeLastErrorAndStepThroughItsClaimsToItsEnd() {
+        long id = enqueue("mail", 1).get(0);
+        store.endMany(List.of(PositionEnd.failed(store.claim("mail", "node-a", 1, LEASE, false).get(0), "boom: once",
+                Duration.ZERO)));
+        Map<String, Object> waiting = database.jdbc().queryForMap(
+                "SELECT run_at, last_error, last_error_at FROM workrow_job WHERE id = ?", id);
+        String columns = "SELECT status, run_at, last_error, last_error_at, step, attempts, lease_expiries"
+                + " FROM workrow_job WHERE id = ?";
+
+        ClaimedPosition second = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        assertThat(second.lastError()).isEqualTo("boom: once");
+        assertThat(database.jdbc().queryForMap(columns, id)).containsEntry("status", "running")
+                .containsEntry("run_at", waiting.get("run_at")).containsEntry("last_error", "boom: once")
+                .containsEntry("last_error_at", waiting.get("last_error_at"));
+        assertThat(store.saveStep(second, "sent")).isTrue();
+        store.endMany(List.of(PositionEnd.released(second)));
+        assertThat(database.jdbc().queryForMap(columns, id)).as("released: as if never claimed")
+                .containsEntry("status", "pending").containsEntry("run_at", waiting.get("run_at"))
+                .containsEntry("last_error", "boom: once").containsEntry("last_error_at", waiting.get("last_error_at"))
+                .containsEntry("attempts", 1);
+
+        store.endMany(List.of(PositionEnd.completed(store.claim("mail", "node-a", 1, LEASE, false).get(0))));
+        assertThat(database.jdbc().queryForMap(columns, id)).containsEntry("status", "completed")
+                .containsEntry("run_at", waiting.get("run_at")).containsEntry("last_error", "boom: once")
+                .containsEntry("last_error_at", waiting.get("last_error_at")).containsEntry("step", "sent")
+                .containsEntry("attempts", 2).containsEntry("lease_expiries", 0);
     }
 
     /** A let-go on a node configured otherwise is recovered by the rule its queue declared, as a sweep is. */

@@ -10,7 +10,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.PgBouncer;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -67,7 +67,7 @@ class PgBouncerTests {
 
     @Test
     void jobsRunOnceRetryAndSaveStepsThroughTransactionPooling() {
-        RowPerJobStore store = new RowPerJobStore(throughBouncer, database.schema());
+        JobStore store = JobStore.of(throughBouncer, database.schema());
         JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         List<JobRequest> requests = new ArrayList<>();
         for (int i = 0; i < 300; i++) {

@@ -33,7 +33,8 @@ class RunningJobTests {
     }
 
     private static RunningJob held(long claimSentNanos) {
-        ClaimedPosition job = new ClaimedPosition(7, 1, 1, "lease", null, null, "{}", "{}", 1, 5, 0, null, Instant.now());
+        ClaimedPosition job = new ClaimedPosition(7, 1, 1, "lease", null, null, "{}", "{}", 1, 5, 0, null, Instant.now(), null,
+                null);
         HandlerRegistration registration = new HandlerRegistration("lease", Object.class, (payload, context) -> {
         }, QueueOptions.defaults().withLease(LEASE));
         return new RunningJob(job, registration, claimSentNanos);
