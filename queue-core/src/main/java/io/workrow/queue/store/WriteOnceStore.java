@@ -30,6 +30,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
 
     /**
+     * Every table a job's rows live in on this layout, unqualified: what a test or a benchmark
+     * truncates to start from no jobs (leases, rules and fair queue settings are not jobs).
+     */
+    public static final List<String> JOB_TABLES = List.of("workrow_job_data", "workrow_ready", "workrow_scheduled",
+            "workrow_claim", "workrow_outcome", "workrow_dead", "workrow_job_key", "workrow_key_running",
+            "workrow_step");
+
+    /**
      * How often a cancel looks again for a job that was between homes when it looked (each look a
      * fresh snapshot; a job is between homes only while a move commits).
      */

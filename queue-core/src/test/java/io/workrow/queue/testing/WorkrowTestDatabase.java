@@ -133,8 +133,7 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     /** Deletes every job and fair queue setting, for tests that share the class's database between methods. */
     public void deleteAllJobs() {
         if (store() instanceof WriteOnceStore) {
-            jdbc().update("TRUNCATE " + java.util.stream.Stream.of("job_data", "ready", "scheduled", "claim", "outcome",
-                    "dead", "job_key", "key_running", "step").map(table -> schema.quoted() + ".workrow_" + table)
+            jdbc().update("TRUNCATE " + WriteOnceStore.JOB_TABLES.stream().map(table -> schema.quoted() + "." + table)
                     .collect(java.util.stream.Collectors.joining(", ")));
         } else {
             jdbc().update("DELETE FROM " + schema.quoted() + ".workrow_job");

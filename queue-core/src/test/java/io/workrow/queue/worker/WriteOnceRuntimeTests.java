@@ -58,10 +58,7 @@ class WriteOnceRuntimeTests {
 
     @BeforeEach
     void emptyTablesAndSweep() {
-        jdbc.execute("""
-                TRUNCATE workrow_job_data, workrow_ready, workrow_scheduled, workrow_claim, workrow_outcome,
-                         workrow_dead, workrow_job_key, workrow_key_running, workrow_step, workrow_lease_holder, ledger
-                """);
+        jdbc.execute("TRUNCATE workrow_lease_holder, ledger, " + String.join(", ", WriteOnceStore.JOB_TABLES));
         sweeper = new Thread(() -> {
             while (sweeping.get()) {
                 swept.addAndGet(store.sweepExpiredLeases(100, List.of(), NO_BACKOFF).size());

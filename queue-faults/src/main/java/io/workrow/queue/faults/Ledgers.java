@@ -1,5 +1,6 @@
 package io.workrow.queue.faults;
 
+import io.workrow.queue.store.WriteOnceStore;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -13,7 +14,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       not hidden;</li>
  *   <li>{@code fault_lease}: every change of a job's lease token, with the lease it replaced and
  *       the session that changed it (each worker JVM connects with an application name of its
- *       own), written by a trigger on {@code workrow_job}: a lease taken from a holder before it
+ *       own), written by triggers on the layout's tables (today's {@code workrow_job}; the
+ *       write-once layout's claim rows and outcome log): a lease taken from a holder before it
  *       expired, or a lease ended by a worker that was not granted it, is seen whoever did it.</li>
  *   <li>{@code fault_pool_hold}: when a worker's application held every connection of its pool,
  *       and how many it took.</li>
@@ -72,6 +74,7 @@ final class Ledgers {
                 new_status text NOT NULL,
                 old_expires_at timestamptz,
                 swept boolean NOT NULL,
+                expiries int,
                 changed_by text NOT NULL,
                 changed_at timestamptz NOT NULL DEFAULT clock_timestamp()
             );
@@ -81,12 +84,20 @@ final class Ledgers {
                 held_from timestamptz NOT NULL DEFAULT clock_timestamp(),
                 held_until timestamptz
             );
+            """;
+
+    /**
+     * One row per job: its lease token changes with a claim (granted), a sweep, a release, a
+     * failure or a completion (ended).
+     */
+    private static final String ROW_PER_JOB_TRIGGER = """
             CREATE OR REPLACE FUNCTION fault_lease_changed() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, old_expires_at, swept,
-                                         changed_by)
+                                         expiries, changed_by)
                 VALUES (NEW.id, OLD.lease_token, NEW.lease_token, OLD.status, NEW.status, OLD.lease_expires_at,
-                        NEW.lease_expiries > OLD.lease_expiries, current_setting('application_name'));
+                        NEW.lease_expiries > OLD.lease_expiries, NEW.lease_expiries,
+                        current_setting('application_name'));
                 RETURN NULL;
             END $$;
             DROP TRIGGER IF EXISTS fault_lease_changed ON workrow_job;
@@ -95,16 +106,79 @@ final class Ledgers {
                 EXECUTE FUNCTION fault_lease_changed();
             """;
 
+    /**
+     * The write-once layout: a claim row grants a lease to each job it holds (one ledger row per
+     * job, naming a grant of the same job still unended as the one it replaced), as does a claim
+     * row given a new token, and every end of a
+     * claimed attempt appends an outcome row under the claim's token (the ledger row that ends the
+     * grant). {@code fault_claim} keeps each claim's last lease expiry, renewals included, since the
+     * end that closes a claim's last position deletes its row.
+     */
+    private static final String WRITE_ONCE_TRIGGERS = """
+            CREATE TABLE IF NOT EXISTS fault_claim (
+                token bigint PRIMARY KEY,
+                lease_expires_at timestamptz NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS fault_lease_job_idx ON fault_lease (job_id);
+            CREATE OR REPLACE FUNCTION fault_claim_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' OR NEW.token <> OLD.token THEN
+                    INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, swept, expiries,
+                                             changed_by)
+                    SELECT held.id,
+                           (SELECT granted.new_token FROM fault_lease AS granted
+                            WHERE granted.job_id = held.id AND granted.new_token IS NOT NULL
+                              AND NOT EXISTS (SELECT 1 FROM fault_lease AS ended
+                                              WHERE ended.job_id = granted.job_id AND ended.old_token = granted.new_token
+                                                AND ended.new_token IS NULL)
+                            ORDER BY granted.changed_at DESC LIMIT 1),
+                           NEW.token, 'pending', 'running', false, held.expiries, current_setting('application_name')
+                    FROM unnest(NEW.ids, NEW.expiries) AS held(id, expiries);
+                END IF;
+                INSERT INTO fault_claim (token, lease_expires_at) VALUES (NEW.token, NEW.lease_expires_at)
+                ON CONFLICT (token) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at;
+                RETURN NULL;
+            END $$;
+            DROP TRIGGER IF EXISTS fault_claim_changed ON workrow_claim;
+            CREATE TRIGGER fault_claim_changed AFTER INSERT OR UPDATE OF lease_expires_at, token ON workrow_claim
+                FOR EACH ROW EXECUTE FUNCTION fault_claim_changed();
+            CREATE OR REPLACE FUNCTION fault_attempt_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, old_expires_at, swept,
+                                         expiries, changed_by)
+                SELECT NEW.job_id, NEW.claim_token, NULL, 'running', NEW.status, claim.lease_expires_at,
+                       NEW.expiries > coalesce((SELECT granted.expiries FROM fault_lease AS granted
+                                                WHERE granted.job_id = NEW.job_id
+                                                  AND granted.new_token = NEW.claim_token), NEW.expiries),
+                       NEW.expiries, current_setting('application_name')
+                FROM (SELECT 1) AS one
+                LEFT JOIN fault_claim AS claim ON claim.token = NEW.claim_token;
+                RETURN NULL;
+            END $$;
+            DROP TRIGGER IF EXISTS fault_attempt_ended ON workrow_outcome;
+            CREATE TRIGGER fault_attempt_ended AFTER INSERT ON workrow_outcome
+                FOR EACH ROW WHEN (NEW.claim_token IS NOT NULL) EXECUTE FUNCTION fault_attempt_ended();
+            """;
+
     private Ledgers() {
     }
 
     /** Creates the ledgers and the trigger, in the schema on the connection's search path. */
     static void install(JdbcTemplate jdbc) {
         jdbc.execute(CREATE);
+        jdbc.execute(writeOnce(jdbc) ? WRITE_ONCE_TRIGGERS : ROW_PER_JOB_TRIGGER);
     }
 
     /** Empties the ledgers and the job table, for the next scenario. */
     static void clear(JdbcTemplate jdbc) {
-        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold, workrow_job");
+        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold");
+        jdbc.execute(writeOnce(jdbc) ? "TRUNCATE fault_claim, " + String.join(", ", WriteOnceStore.JOB_TABLES)
+                : "TRUNCATE workrow_job");
+    }
+
+    /** Whether the schema on the connection's search path has the write-once layout. */
+    static boolean writeOnce(JdbcTemplate jdbc) {
+        return Boolean.TRUE.equals(jdbc.queryForObject("SELECT to_regclass('workrow_claim') IS NOT NULL",
+                Boolean.class));
     }
 }

@@ -8,7 +8,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
@@ -60,7 +60,7 @@ class HostileInputTests {
     void fuzzedNamesAndKeysNeverReachSqlText() {
         List<String> sql = Collections.synchronizedList(new ArrayList<>());
         DataSource recording = recording(database.dataSource(), sql);
-        RowPerJobStore store = new RowPerJobStore(recording, SqlIdentifier.of("schema", "public"));
+        JobStore store = JobStore.of(recording, SqlIdentifier.of("schema", "public"));
         JdbcJobQueue queue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         JdbcQueueAdmin admin = new JdbcQueueAdmin(store);
         int accepted = 0;

@@ -7,6 +7,7 @@ import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.store.WriteOnceStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,9 +63,8 @@ final class WorkrowContender implements Contender {
     @Override
     public void empty() {
         database.jdbc().execute(writeOnce
-                ? "TRUNCATE " + Stream.of("job_data", "ready", "scheduled", "claim", "outcome", "dead", "job_key",
-                        "key_running", "step", "lease_holder").map(table -> SCHEMA.quoted() + ".workrow_" + table)
-                        .collect(Collectors.joining(", "))
+                ? "TRUNCATE " + Stream.concat(WriteOnceStore.JOB_TABLES.stream(), Stream.of("workrow_lease_holder"))
+                        .map(table -> SCHEMA.quoted() + "." + table).collect(Collectors.joining(", "))
                 : "TRUNCATE " + SCHEMA.quoted() + ".workrow_job");
     }
 
