@@ -979,12 +979,16 @@ final class WriteOnceSql {
             ORDER BY dead.finished_at DESC
             """;
 
-    /** One job through the {@code workrow_job} view: its id is pushed into every home's arm. */
+    /**
+     * One job through the {@code workrow_job} view: its id is pushed into every home's arm. No
+     * row is updated on this layout, so its last change is the latest of the times it carries
+     * (created, claimed, finished, or failed and put back).
+     */
     static final String JOB_FIND = """
             SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
                    headers::text AS headers, run_at, attempts, max_attempts, lease_expiries, last_error,
                    last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at,
-                   NULL::timestamptz AS updated_at
+                   greatest(created_at, started_at, finished_at, last_error_at) AS updated_at
             FROM {job}
             WHERE id = ?
             """;
@@ -1025,20 +1029,21 @@ final class WriteOnceSql {
             """;
 
     /**
-     * The outcome log's day partitions that ended more than {@code ?} milliseconds ago, oldest
-     * first: retention detaches each ({@link #OUTCOME_DAY_DETACH}) and then drops it
-     * ({@link #OUTCOME_DAY_DROP}), each in a transaction of its own, so the parent's lock is held
+     * The outcome log's days that ended more than {@code ?} milliseconds ago, oldest first, by the
+     * name of their tables in the log's schema: attached, or left detached by a pass that failed
+     * between its two steps. Retention detaches each ({@link #OUTCOME_DAY_DETACH}) and then drops
+     * it ({@link #OUTCOME_DAY_DROP}), each in a transaction of its own, so the parent's lock is held
      * only for the detach and the files are unlinked after it is released.
      */
     static final String OUTCOME_DAYS_EXPIRED = """
-            SELECT child.relname AS name
-            FROM pg_inherits
-            JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
-            WHERE pg_inherits.inhparent = '{outcome}'::regclass
-              AND child.relname ~ '^workrow_outcome_[0-9]{8}$'
-              AND (to_date(substr(child.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
+            SELECT day.relname AS name
+            FROM pg_class AS day
+            WHERE day.relnamespace = (SELECT log.relnamespace FROM pg_class AS log WHERE log.oid = '{outcome}'::regclass)
+              AND day.relkind = 'r'
+              AND day.relname ~ '^workrow_outcome_[0-9]{8}$'
+              AND (to_date(substr(day.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
                   <= statement_timestamp() - ? * interval '1 millisecond'
-            ORDER BY child.relname
+            ORDER BY day.relname
             """;
 
     /**
@@ -1054,14 +1059,17 @@ final class WriteOnceSql {
                                     LIMIT ?))
             """;
 
-    /** Detaches one day of the outcome log ({@code {day}}: a name {@link #OUTCOME_DAYS_EXPIRED} gave). */
+    /**
+     * Detaches one day of the outcome log, if it is attached ({@code ?}: a name
+     * {@link #OUTCOME_DAYS_EXPIRED} gave), as the tables' owner ({@code workrow_detach_outcome_day}, V13).
+     */
     static final String OUTCOME_DAY_DETACH = """
-            ALTER TABLE {outcome} DETACH PARTITION {schema}.{day}
+            SELECT {schema}.workrow_detach_outcome_day(?)
             """;
 
-    /** Drops one detached day of the outcome log. */
+    /** Drops one detached day of the outcome log, as the tables' owner ({@code workrow_drop_outcome_day}, V13). */
     static final String OUTCOME_DAY_DROP = """
-            DROP TABLE {schema}.{day}
+            SELECT {schema}.workrow_drop_outcome_day(?)
             """;
 
     /**

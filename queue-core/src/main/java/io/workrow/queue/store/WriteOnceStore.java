@@ -616,13 +616,13 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     public List<String> outcomeDaysDrop(Duration retention) {
         List<String> days = timed.queryForList(outcomeDaysExpired, String.class, retention.toMillis());
         for (String day : days) {
-            String name = SqlIdentifier.of("outcome partition", day).name();
             underPartitionLock(connection -> {
-                try (java.sql.Statement statement = connection.createStatement()) {
-                    return statement.execute(outcomeDayDetach.replace("{day}", name));
+                try (java.sql.PreparedStatement statement = connection.prepareStatement(outcomeDayDetach)) {
+                    statement.setString(1, day);
+                    return statement.execute();
                 }
             });
-            timed.execute(outcomeDayDrop.replace("{day}", name));
+            timed.queryForObject(outcomeDayDrop, Object.class, day);
         }
         return days;
     }

@@ -123,6 +123,7 @@ CREATE INDEX workrow_outcome_brin ON workrow_outcome USING brin (finished_at, jo
 -- when the day has its partition already.
 CREATE FUNCTION workrow_add_outcome_day(day date) RETURNS boolean
     LANGUAGE plpgsql
+    SECURITY DEFINER
     SET search_path FROM CURRENT AS
 $$
 DECLARE
@@ -140,6 +141,41 @@ BEGIN
     EXECUTE format('ALTER TABLE workrow_outcome ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
                    name, low, high);
     RETURN true;
+END;
+$$;
+
+-- Retention's two steps for one expired day of outcomes, each in a transaction of its own, so the
+-- parent's lock is held only for the detach and the files are unlinked after it is released. Only
+-- a day partition of the log is accepted by name: these run as their owner (below).
+CREATE FUNCTION workrow_detach_outcome_day(name text) RETURNS void
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path FROM CURRENT AS
+$$
+BEGIN
+    IF name !~ '^workrow_outcome_[0-9]{8}$' THEN
+        RAISE EXCEPTION 'not a day of the outcome log: %', name;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_inherits
+               WHERE inhparent = 'workrow_outcome'::regclass AND inhrelid = to_regclass(name)) THEN
+        EXECUTE format('ALTER TABLE workrow_outcome DETACH PARTITION %I', name);
+    END IF;
+END;
+$$;
+
+CREATE FUNCTION workrow_drop_outcome_day(name text) RETURNS void
+    LANGUAGE plpgsql
+    SECURITY DEFINER
+    SET search_path FROM CURRENT AS
+$$
+BEGIN
+    IF name !~ '^workrow_outcome_[0-9]{8}$' THEN
+        RAISE EXCEPTION 'not a day of the outcome log: %', name;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = to_regclass(name)) THEN
+        RAISE EXCEPTION 'day % of the outcome log is still attached', name;
+    END IF;
+    EXECUTE format('DROP TABLE IF EXISTS %I', name);
 END;
 $$;
 
@@ -311,6 +347,7 @@ ALTER SEQUENCE workrow_job_id_seq OWNED BY workrow_job_data.id;
 -- (the default partition takes ids beyond every range meanwhile).
 CREATE FUNCTION workrow_extend_job_data(min_size bigint) RETURNS text
     LANGUAGE plpgsql
+    SECURITY DEFINER
     SET search_path FROM CURRENT AS
 $$
 DECLARE
@@ -358,6 +395,7 @@ $$;
 -- no range to retire takes no lock. Returns the partitions dropped.
 CREATE FUNCTION workrow_retire_job_data(cutoff timestamptz) RETURNS SETOF text
     LANGUAGE plpgsql
+    SECURITY DEFINER
     SET search_path FROM CURRENT AS
 $$
 DECLARE
@@ -540,6 +578,34 @@ FROM workrow_outcome AS outcome
 JOIN workrow_job_data AS data ON data.id = outcome.job_id
 WHERE outcome.status IN ('completed', 'cancelled');
 
+-- DELETE on the view deletes each job from every home it has rows in, its history included, so
+-- runbooks and test suites that delete from the old table keep working. A running job's position
+-- is dropped, as a cancel drops it: its holder's end is refused and its handler interrupted at the
+-- next renewal. One job at a time (a view's triggers are per row): retention, not this, is how
+-- history goes in bulk.
+CREATE FUNCTION workrow_job_delete() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS
+$$
+BEGIN
+    DELETE FROM workrow_ready WHERE id = OLD.id;
+    DELETE FROM workrow_scheduled WHERE id = OLD.id;
+    DELETE FROM workrow_dead WHERE id = OLD.id;
+    UPDATE workrow_claim SET dropped = set_bit(dropped, array_position(ids, OLD.id) - 1, 1)
+    WHERE token = OLD.lease_token;
+    DELETE FROM workrow_key_running WHERE claim_token = OLD.lease_token AND job_id = OLD.id;
+    DELETE FROM workrow_outcome WHERE job_id = OLD.id;
+    DELETE FROM workrow_step WHERE job_id = OLD.id;
+    DELETE FROM workrow_job_key
+    WHERE queue = OLD.queue AND idempotency_key = OLD.idempotency_key AND job_id = OLD.id;
+    DELETE FROM workrow_job_data WHERE id = OLD.id;
+    RETURN OLD;
+END;
+$$;
+
+CREATE TRIGGER workrow_job_delete INSTEAD OF DELETE ON workrow_job
+    FOR EACH ROW EXECUTE FUNCTION workrow_job_delete();
+
 -- Counts per queue from the homes, never through the view (a count over the view joins every
 -- job's data). The columns and their meaning are the old view's.
 CREATE VIEW workrow_queue_stats AS
@@ -575,3 +641,11 @@ SELECT homes.queue,
        coalesce(sum(jobs) FILTER (WHERE status = 'scheduled'), 0)::bigint AS scheduled
 FROM homes
 GROUP BY homes.queue;
+
+-- 6. Rights. The partition functions create, attach, detach and drop tables, which only the
+-- tables' owner may; they run as their owner (SECURITY DEFINER, with the search path fixed at
+-- creation), so an application that connects with row rights only keeps its history in days. Only
+-- the owner may call them until it grants EXECUTE (docs/operations.md, "Least privilege").
+REVOKE EXECUTE ON FUNCTION workrow_add_outcome_day(date), workrow_detach_outcome_day(text),
+    workrow_drop_outcome_day(text), workrow_extend_job_data(bigint), workrow_retire_job_data(timestamptz)
+    FROM PUBLIC;

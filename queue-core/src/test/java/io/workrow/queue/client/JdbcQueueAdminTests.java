@@ -288,6 +288,7 @@ class JdbcQueueAdminTests {
         assertThat(job.leaseExpiresAt()).isAfter(job.startedAt());
         assertThat(job.createdAt()).isNotNull();
         assertThat(job.finishedAt()).isNull();
+        assertThat(job.updatedAt()).as("when the claim changed it").isNotNull().isAfterOrEqualTo(job.createdAt());
         JobDetail withheld = job.withoutPayload();
         assertThat(withheld.payload()).isNull();
         assertThat(withheld.headers()).isNull();

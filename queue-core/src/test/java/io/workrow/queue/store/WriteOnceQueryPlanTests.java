@@ -88,10 +88,10 @@ class WriteOnceQueryPlanTests {
             Map.entry("JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS", "an insert without ON CONFLICT reads no index"),
             Map.entry("OUTCOME_DAYS_ADD", "calls workrow_add_outcome_day, whose statements are planned inside it;"
                     + " it moves one day of the default partition, near empty by design"),
-            Map.entry("OUTCOME_DAYS_EXPIRED", "reads the catalogue (pg_inherits, pg_class), one row per partition"),
-            Map.entry("OUTCOME_DAY_DETACH", "DDL: detaches one day of the outcome log"),
+            Map.entry("OUTCOME_DAYS_EXPIRED", "reads the catalogue (pg_class), one row per relation of the schema"),
+            Map.entry("OUTCOME_DAY_DETACH", "calls workrow_detach_outcome_day: DDL on one day of the outcome log"),
             Map.entry("OUTCOME_DEFAULT_PRUNE", "the outcome log's default partition, near empty by design, read whole"),
-            Map.entry("OUTCOME_DAY_DROP", "DDL: drops one detached day of the outcome log"),
+            Map.entry("OUTCOME_DAY_DROP", "calls workrow_drop_outcome_day: drops one detached day of the outcome log"),
             Map.entry("JOB_DATA_EXTEND", "calls workrow_extend_job_data, which reads the catalogue and moves the"
                     + " default partition's rows of the new range"),
             Map.entry("JOB_DATA_RETIRE", "calls workrow_retire_job_data, which drops whole ranges; its statements"

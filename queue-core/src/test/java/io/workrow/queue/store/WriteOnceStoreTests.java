@@ -1,6 +1,7 @@
 package io.workrow.queue.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.workrow.queue.JobStatus;
 import io.workrow.queue.testing.WorkrowTestDatabase;
@@ -40,11 +41,8 @@ class WriteOnceStoreTests {
 
     @BeforeEach
     void emptyTables() {
-        database.jdbc().execute("""
-                TRUNCATE workrow_job_data, workrow_ready, workrow_scheduled, workrow_claim, workrow_outcome,
-                         workrow_dead, workrow_job_key, workrow_key_running, workrow_step, workrow_lease_holder,
-                         workrow_queue_rule
-                """);
+        database.jdbc().execute("TRUNCATE workrow_lease_holder, workrow_queue_rule, "
+                + String.join(", ", WriteOnceStore.JOB_TABLES));
     }
 
     private static NewJob job(String queue) {
@@ -494,6 +492,60 @@ class WriteOnceStoreTests {
         assertThat(store.outcomeDaysDrop(Duration.ofDays(7))).isEmpty();
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
                 .as("today's outcome stays").isOne();
+    }
+
+    @Test
+    void aDayLeftDetachedIsDroppedByTheNextPassAndThePartitionFunctionsTakeOnlyDaysOfTheLog() {
+        var jdbc = database.jdbc();
+        String day = jdbc.queryForObject(
+                "SELECT to_char(((now() - interval '10 days') AT TIME ZONE 'UTC')::date, 'YYYYMMDD')", String.class);
+        jdbc.queryForObject("SELECT workrow_add_outcome_day(((now() - interval '10 days') AT TIME ZONE 'UTC')::date)",
+                Boolean.class);
+        assertThatThrownBy(() -> jdbc.queryForObject("SELECT workrow_drop_outcome_day(?)", Object.class,
+                "workrow_outcome_" + day)).hasMessageContaining("is still attached");
+        // A pass that detached the day and failed before it dropped it.
+        jdbc.queryForObject("SELECT workrow_detach_outcome_day(?)", Object.class, "workrow_outcome_" + day);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_outcome_" + day, Integer.class)).isZero();
+
+        assertThat(store.outcomeDaysDrop(Duration.ofDays(7))).containsExactly("workrow_outcome_" + day);
+        assertThat(jdbc.queryForObject("SELECT to_regclass(?) IS NULL", Boolean.class, "workrow_outcome_" + day))
+                .isTrue();
+        for (String function : List.of("workrow_detach_outcome_day", "workrow_drop_outcome_day")) {
+            assertThatThrownBy(() -> jdbc.queryForObject("SELECT " + function + "('workrow_ready')", Object.class))
+                    .hasMessageContaining("not a day of the outcome log: workrow_ready");
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_ready", Integer.class)).isZero();
+    }
+
+    @Test
+    void deletingFromTheViewDeletesEachJobFromEveryHomeAndDropsARunningOnesPosition() {
+        var jdbc = database.jdbc();
+        long waiting = enqueue("mail", 1).get(0);
+        long keyedJob = store.insertMany(List.of(keyed("mail", "receipt-1"))).get(0);
+        ClaimedPosition failedOnce = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        store.endMany(List.of(PositionEnd.failed(failedOnce, "boom", Duration.ofHours(1))));
+        ClaimedPosition completed = store.claim("mail", "node-a", 1, LEASE, false).get(0);
+        store.endMany(List.of(PositionEnd.completed(completed)));
+        long running = enqueue("mail", 1).get(0);
+        ClaimedPosition held = store.claim("mail", "node-b", 1, LEASE, false).get(0);
+        assertThat(held.id()).isEqualTo(running);
+        long other = enqueue("other", 1).get(0);
+        assertThat(List.of(failedOnce.id(), completed.id())).containsExactly(waiting, keyedJob);
+        assertThat(statusOf(waiting)).isEqualTo("scheduled");
+
+        assertThat(jdbc.update("DELETE FROM workrow_job WHERE queue = 'mail'")).isEqualTo(3);
+
+        assertThat(jdbc.queryForList("SELECT id FROM workrow_job", Long.class)).containsExactly(other);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
+                .as("the history of the deleted jobs, the failed attempt's too").isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job_data WHERE queue = 'mail'", Integer.class))
+                .isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM workrow_job_key", Integer.class)).isZero();
+        assertThat(store.endMany(List.of(PositionEnd.completed(held))).get(PositionEnd.completed(held)).verdict())
+                .as("the running job's holder ends nothing").isNotIn(EndResult.Verdict.ACCEPTED,
+                        EndResult.Verdict.ACCEPTED_BEFORE);
+        assertThat(store.insertMany(List.of(keyed("mail", "receipt-1")))).as("the key is free again: a new job")
+                .hasSize(1).doesNotContain(keyedJob);
     }
 
     private static final int[] ALL_BUCKETS = IntStream.range(0, 1024).toArray();
