@@ -37,7 +37,7 @@ if [ $((rounds * ${#ends[@]} * batch)) -gt $jobs ]; then
     exit 2
 fi
 
-db=workrow_drain_statement_costs
+db=workrow_drain_statement_costs upto=12
 source queue-benchmarks/scripts/scratch-database.sh
 psql_db -c "ALTER TABLE workrow_job SET (fillfactor = $((fillfactor)))"
 

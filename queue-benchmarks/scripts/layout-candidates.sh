@@ -118,8 +118,12 @@ payload="jsonb_build_object('n', n, 't', 1763938000123.5)"
 schema() {
     case $1 in
     W0 | W1)
+        # The one-row-per-job layout: Workrow's migrations up to version 12.
         mapfile -t migrations < <(printf '%s\n' queue-core/src/main/resources/io/workrow/queue/migration/V*.sql | sort -V)
-        for migration in "${migrations[@]}"; do cat "$migration"; echo; done ;;
+        for migration in "${migrations[@]}"; do
+            [[ $(basename "$migration") =~ ^V([0-9]+)__ ]] && [ "${BASH_REMATCH[1]}" -le 12 ] || continue
+            cat "$migration"; echo
+        done ;;
     G)
         cat <<'SQL'
 CREATE TABLE jobs (

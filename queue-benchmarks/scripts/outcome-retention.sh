@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What retention costs in the write-once layout: the outcome log of V13 (Workrow's migrations and
-# the layout's, applied in a scratch database) holds DAY_JOBS completed attempts in a day past
+# What retention costs in the write-once layout: the outcome log of V13 (Workrow's migrations,
+# applied in a scratch database) holds DAY_JOBS completed attempts in a day past
 # the retention and as many in the next day, which stays; the old day is detached and dropped as
 # WriteOnceStore.outcomeDaysDrop does it. Idle database: nothing else runs.
 #
@@ -14,7 +14,6 @@ cd "$(dirname "$0")/../.."
 day_jobs=${DAY_JOBS:-10000000}
 db=workrow_outcome_retention
 source queue-benchmarks/scripts/scratch-database.sh
-psql_db -1 -f queue-core/src/main/resources/io/workrow/queue/layout/V13__write_once_jobs_and_batch_claims.sql >/dev/null
 
 seconds_since() { echo "$(date +%s.%N) - $1" | bc -l | xargs printf '%.2f'; }
 

@@ -15,7 +15,6 @@ cd "$(dirname "$0")/../.."
 jobs=${JOBS:-1000000} rounds=${ROUNDS:-20}
 db=workrow_ready_id_lookup
 source queue-benchmarks/scripts/scratch-database.sh
-psql_db -1 -f queue-core/src/main/resources/io/workrow/queue/layout/V13__write_once_jobs_and_batch_claims.sql >/dev/null
 
 echo "PostgreSQL $(psql_db -c 'SHOW server_version'), shared_buffers $(psql_db -c 'SHOW shared_buffers'),"\
      "autovacuum $(psql_db -c 'SHOW autovacuum'); $jobs waiting jobs, $rounds rounds of churn"

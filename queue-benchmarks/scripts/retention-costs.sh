@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 
 day_jobs=${DAY_JOBS:-10000000}
 batch=1000
-db=workrow_retention_costs
+db=workrow_retention_costs upto=12
 source queue-benchmarks/scripts/scratch-database.sh
 
 seconds_since() { echo "$(date +%s.%N) - $1" | bc -l | xargs printf '%.2f'; }

@@ -1,4 +1,5 @@
-# Sourced by the scripts beside it: a scratch database named $db with Workrow's migrations applied,
+# Sourced by the scripts beside it: a scratch database named $db with Workrow's migrations applied
+# (up to version $upto when it is set: upto=12 keeps the one-row-per-job layout),
 # dropped again on exit, psql_db to run SQL in it, and claim_statement, Workrow's claim
 # (workrow-claim.sh).
 # Connection: PGHOST, PGPORT, PGUSER (defaults 127.0.0.1, 5432, postgres), trust authentication.
@@ -11,7 +12,9 @@ trap 'psql -h "$host" -p "$port" -U "$user" -d postgres -q -c "DROP DATABASE IF 
 mapfile -t migrations < <(printf '%s\n' queue-core/src/main/resources/io/workrow/queue/migration/V*.sql | sort -V)
 [ -f "${migrations[0]}" ] || { echo "no migrations found from $(pwd)" >&2; exit 1; }
 for migration in "${migrations[@]}"; do
-    psql_db -f "$migration"
+    version=$(basename "$migration" | sed -E 's/^V([0-9]+)__.*/\1/')
+    if [ -n "${upto:-}" ] && [ "$version" -gt "$upto" ]; then continue; fi
+    psql_db -f "$migration" >/dev/null
 done
 
 source "$(dirname "${BASH_SOURCE[0]}")/workrow-claim.sh"

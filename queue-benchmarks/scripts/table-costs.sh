@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-db=workrow_table_costs history=${HISTORY:-10000000}
+db=workrow_table_costs upto=12 history=${HISTORY:-10000000}
 source queue-benchmarks/scripts/scratch-database.sh
 
 pending() {

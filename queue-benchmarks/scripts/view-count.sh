@@ -13,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 dead=${DEAD:-25000} completed=${COMPLETED:-20000}
-v13=${V13:-queue-core/src/main/resources/io/workrow/queue/layout/V13__write_once_jobs_and_batch_claims.sql}
-db=workrow_view_count
+v13=${V13:-queue-core/src/main/resources/io/workrow/queue/migration/V13__write_once_jobs_and_batch_claims.sql}
+db=workrow_view_count upto=12
 source queue-benchmarks/scripts/scratch-database.sh
 psql_db -1 -f "$v13" >/dev/null
 

@@ -56,7 +56,7 @@ public final class BulkEnqueueStatementsBenchmark {
             for (int round = 1; round <= rounds; round++) {
                 for (String variant : VARIANTS) {
                     jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-                    new WorkrowMigrations(dataSource, schema).migrate();
+                    new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
                     RowPerJobStore store = new RowPerJobStore(dataSource, schema);
                     long started = System.nanoTime();
                     for (int loaded = 0; loaded < jobs; loaded += chunk) {

@@ -27,7 +27,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Enqueues no-op jobs with {@code enqueueAll}, drains them with one runtime, then measures pick-up
  * latency under light load, and prints the figures with the worker JVM's CPU per 1,000 jobs drained.
  * Uses its own schema ({@code workrow_bench}), dropped and recreated at start, in the database
- * given by {@code --url}, with today's layout or, with {@code --layout=write-once}, the write-once
+ * given by {@code --url}, with the write-once layout or, with {@code --layout=row-per-job}, the one-row-per-job
  * one.
  *
  * <pre>
@@ -48,13 +48,13 @@ public final class DrainBenchmark {
         int concurrency = Integer.parseInt(options.getOrDefault("concurrency", "16"));
         int batchSize = Integer.parseInt(options.getOrDefault("batch-size", Integer.toString(concurrency)));
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
-        boolean writeOnce = "write-once".equals(options.getOrDefault("layout", "row-per-job"));
+        boolean writeOnce = !"row-per-job".equals(options.getOrDefault("layout", "write-once"));
 
         try (HikariDataSource dataSource = dataSource(options)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-            (writeOnce ? WorkrowMigrations.withWriteOnceLayout(dataSource, schema)
-                    : new WorkrowMigrations(dataSource, schema)).migrate();
+            WorkrowMigrations migrations = new WorkrowMigrations(dataSource, schema);
+            (writeOnce ? migrations : migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)).migrate();
             JobStore store = JobStore.of(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 

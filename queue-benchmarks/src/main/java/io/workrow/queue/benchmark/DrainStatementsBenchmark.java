@@ -114,7 +114,7 @@ public final class DrainStatementsBenchmark {
     private static void prepare(HikariDataSource dataSource, JdbcTemplate jdbc, SqlIdentifier schema, int jobs) {
         String s = schema.quoted();
         jdbc.execute("DROP SCHEMA IF EXISTS " + s + " CASCADE");
-        new WorkrowMigrations(dataSource, schema).migrate();
+        new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
         jdbc.execute("CREATE TABLE " + s + ".workrow_job_history (LIKE " + s + ".workrow_job INCLUDING DEFAULTS)");
         jdbc.execute("ALTER TABLE " + s + ".workrow_job_history ADD PRIMARY KEY (id)");
         jdbc.execute("CREATE INDEX ON " + s + ".workrow_job_history USING brin (finished_at)");

@@ -27,7 +27,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.flywaydb.core.Flyway;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -126,14 +125,11 @@ public final class LayoutDrainBenchmark {
         Shape<?> shape = switch (layout) {
             case GRAPHILE -> new GraphileShape(jdbc, schema).create();
             case TODAY -> {
-                new WorkrowMigrations(dataSource, schema).migrate();
+                new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
                 yield new TodayShape(new RowPerJobStore(dataSource, schema));
             }
             case WRITE_ONCE -> {
-                Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(dataSource)
-                        .schemas(schema.name()).defaultSchema(schema.name()).createSchemas(true)
-                        .table(WorkrowMigrations.HISTORY_TABLE)
-                        .locations(WorkrowMigrations.LOCATION, WriteOnceStore.MIGRATION_LOCATION).load().migrate();
+                new WorkrowMigrations(dataSource, schema).migrate();
                 yield new WriteOnceShape(new WriteOnceStore(dataSource, schema));
             }
         };

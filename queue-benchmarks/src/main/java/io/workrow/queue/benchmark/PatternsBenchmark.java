@@ -89,7 +89,7 @@ public final class PatternsBenchmark {
     private static double drain(HikariDataSource dataSource, JdbcTemplate jdbc, SqlIdentifier schema, Scenario scenario,
             int jobs, int concurrency) throws InterruptedException {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-        new WorkrowMigrations(dataSource, schema).migrate();
+        new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
         RowPerJobStore store = new RowPerJobStore(dataSource, schema);
         JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         List<JobRequest> chunk = new ArrayList<>();

@@ -46,7 +46,7 @@ public final class PickupSteps {
         SqlIdentifier schema = SqlIdentifier.of("--schema", "workrow_pickup");
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(options)) {
             new JdbcTemplate(dataSource).execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-            new WorkrowMigrations(dataSource, schema).migrate();
+            new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
             RowPerJobStore store = new RowPerJobStore(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
             double[] enqueue = new double[jobs];

@@ -95,7 +95,7 @@ public final class ReadsBenchmark {
     private static void load(JdbcTemplate jdbc, HikariDataSource dataSource, SqlIdentifier schema, long finished,
             long scheduled) {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-        new WorkrowMigrations(dataSource, schema).migrate();
+        new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
         String job = schema.quoted() + ".workrow_job";
         String columns = "(queue, partition_bucket, payload, status, attempts, max_attempts, run_at, last_error,"
                 + " started_at, finished_at, created_at)";

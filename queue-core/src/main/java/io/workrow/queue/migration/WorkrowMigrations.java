@@ -20,6 +20,12 @@ public final class WorkrowMigrations {
     /** Classpath location of Workrow's migration scripts. */
     public static final String LOCATION = "classpath:io/workrow/queue/migration";
 
+    /** The migration that moves jobs to the write-once layout (docs/storage-layout.md). */
+    public static final String WRITE_ONCE_VERSION = "13";
+
+    /** The last version of the one-row-per-job layout. */
+    public static final String ROW_PER_JOB_VERSION = "12";
+
     /** Flyway history table for Workrow's migrations. */
     public static final String HISTORY_TABLE = "workrow_schema_history";
 
@@ -27,25 +33,25 @@ public final class WorkrowMigrations {
 
     private final DataSource dataSource;
     private final SqlIdentifier schema;
-    private final String[] locations;
+    private final String target;
 
     public WorkrowMigrations(DataSource dataSource, SqlIdentifier schema) {
-        this(dataSource, schema, new String[] {LOCATION});
+        this(dataSource, schema, null);
     }
 
-    private WorkrowMigrations(DataSource dataSource, SqlIdentifier schema, String[] locations) {
+    private WorkrowMigrations(DataSource dataSource, SqlIdentifier schema, String target) {
         this.dataSource = dataSource;
         this.schema = schema;
-        this.locations = locations;
+        this.target = target;
     }
 
     /**
-     * Workrow's migrations and, after them, the write-once layout's ({@code V13}, kept apart until
-     * the runtime moves to it): for its tests and benchmarks.
+     * These migrations up to {@code version} and no further: the version before
+     * {@value #WRITE_ONCE_VERSION} keeps the one-row-per-job layout, for the tests and benchmarks
+     * that measure it, and for a DBA who applies the layout change in a window of its own.
      */
-    public static WorkrowMigrations withWriteOnceLayout(DataSource dataSource, SqlIdentifier schema) {
-        return new WorkrowMigrations(dataSource, schema,
-                new String[] {LOCATION, io.workrow.queue.store.WriteOnceStore.MIGRATION_LOCATION});
+    public WorkrowMigrations upTo(String version) {
+        return new WorkrowMigrations(dataSource, schema, version);
     }
 
     /** Applies pending migrations to the schema, creating it if needed, and returns how many ran. */
@@ -56,12 +62,13 @@ public final class WorkrowMigrations {
                 .defaultSchema(schema.name())
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
-                .locations(locations)
+                .locations(LOCATION)
                 // The schema usually holds the application's tables already; start Workrow's own
                 // history at version 0 so that V1 still runs there.
                 .baselineOnMigrate(true)
                 .baselineVersion("0")
                 .cleanDisabled(true)
+                .target(target == null ? "latest" : target)
                 .load();
         MigrateResult result = flyway.migrate();
         if (result.migrationsExecuted > 0) {

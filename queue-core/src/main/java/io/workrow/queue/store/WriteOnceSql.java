@@ -2,8 +2,7 @@ package io.workrow.queue.store;
 
 /**
  * The statements of the write-once layout (docs/storage-layout.md; its tables come from
- * {@code V13}, kept at {@link WriteOnceStore#MIGRATION_LOCATION} until the runtime moves to these
- * statements), one named text block each, mirrored by the {@link WriteOnceStore} method of the same
+ * {@code V13}), one named text block each, mirrored by the {@link WriteOnceStore} method of the same
  * name. Placeholders are rendered by {@link JobSql#render}.
  *
  * <p><b>One home per job.</b> A job's state is which table holds its live row: scheduled, ready,

@@ -20,14 +20,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Runs the statements of the write-once layout ({@link WriteOnceSql}, one method per statement)
- * against one schema. Its tables come from the migration at {@link #MIGRATION_LOCATION}, which
- * joins Workrow's migrations when the runtime moves from {@link RowPerJobStore} to this store; until
- * then nothing in the runtime calls it.
+ * against one schema, whose tables Workrow's migration {@code V13} creates: the store of every
+ * schema migrated to the latest version.
  */
 public final class WriteOnceStore implements JobStore, ClaimStore {
-
-    /** Classpath location of the migration that creates the write-once layout (V13). */
-    public static final String MIGRATION_LOCATION = "classpath:io/workrow/queue/layout";
 
     /**
      * Every table a job's rows live in on this layout, unqualified: what a test or a benchmark

@@ -8,7 +8,6 @@ import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,10 +18,7 @@ class WorkrowMigrationsTests {
 
     /** Workrow's schema as an older version left it: migrated up to {@code version} only. */
     private static void migrateUpTo(String schema, String version) {
-        Flyway.configure(WorkrowMigrations.class.getClassLoader()).dataSource(database.dataSource())
-                .schemas(schema).defaultSchema(schema).createSchemas(true)
-                .table(WorkrowMigrations.HISTORY_TABLE).locations(WorkrowMigrations.LOCATION).target(version)
-                .load().migrate();
+        new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", schema)).upTo(version).migrate();
     }
 
     private int tablesNamed(String name) {
@@ -47,15 +43,17 @@ class WorkrowMigrationsTests {
         database.jdbc().execute("CREATE TABLE IF NOT EXISTS app_orders (id int)");
         WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "jobs"));
 
-        assertThat(migrations.migrate()).isEqualTo(12);
+        assertThat(migrations.migrate()).isEqualTo(13);
         assertThat(migrations.migrate()).isZero();
 
         assertThat(database.jdbc().queryForObject(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = 'jobs' AND tablename IN ('workrow_job',"
-                        + " 'workrow_schema_history')", Integer.class)).isEqualTo(2);
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'jobs' AND tablename IN ('workrow_job_data',"
+                        + " 'workrow_ready', 'workrow_claim', 'workrow_schema_history')", Integer.class)).isEqualTo(4);
         assertThat(database.jdbc().queryForObject(
-                "SELECT count(*) FROM pg_indexes WHERE schemaname = 'jobs' AND tablename = 'workrow_job'",
-                Integer.class)).isEqualTo(16);
+                "SELECT count(*) FROM pg_views WHERE schemaname = 'jobs' AND viewname = 'workrow_job'",
+                Integer.class)).as("what people query").isOne();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM app_orders", Integer.class))
+                .as("the application's table untouched").isZero();
     }
 
     @Test
@@ -70,8 +68,8 @@ class WorkrowMigrationsTests {
                        ('reports', NULL, 0, '{}', 3, 'pending', NULL)
                 """);
 
-        assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
-                .as("versions 7 to 12").isEqualTo(6);
+        assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded"))
+                .upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate()).as("versions 7 to 12").isEqualTo(6);
         assertThat(database.jdbc().queryForList(
                 "SELECT fairness_key FROM upgraded.workrow_job ORDER BY id", String.class))
                 .as("pending and dead jobs may still run and are keyed; finished history is left keyless")
@@ -91,7 +89,8 @@ class WorkrowMigrationsTests {
                 """);
 
         SqlIdentifier schema = SqlIdentifier.of("schema", "split");
-        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 12").isEqualTo(5);
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)
+                .migrate()).as("versions 8 to 12").isEqualTo(5);
         assertThat(new RowPerJobStore(database.dataSource(), schema)
                 .claim("reports", "w", 10, Duration.ofMinutes(1)))
                 .extracting(ClaimedJob::partitionKey)
@@ -105,7 +104,7 @@ class WorkrowMigrationsTests {
         assertThat(current.name()).isEqualTo("public");
         new WorkrowMigrations(database.dataSource(), current).migrate();
         assertThat(database.jdbc().queryForObject(
-                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'workrow_job'",
+                "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'workrow_job_data'",
                 Integer.class)).isEqualTo(1);
     }
 }

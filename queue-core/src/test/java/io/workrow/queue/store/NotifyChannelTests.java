@@ -22,8 +22,8 @@ class NotifyChannelTests {
     @Test
     void twoSchemasInOneDatabaseNotifyOnChannelsOfTheirOwn() throws Exception {
         SqlIdentifier other = SqlIdentifier.of("schema", "tenant_b");
-        (database.rows().writeOnce() ? WorkrowMigrations.withWriteOnceLayout(database.dataSource(), other)
-                : new WorkrowMigrations(database.dataSource(), other)).migrate();
+        WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), other);
+        (database.rows().writeOnce() ? migrations : migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)).migrate();
         JobStore publicStore = database.store();
         JobStore otherStore = JobStore.of(database.dataSource(), other);
         assertThat(publicStore.notifyChannel()).isEqualTo("workrow:public");

@@ -29,50 +29,49 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     private final ClassDatabase database;
 
     /**
-     * The layout a plain {@link #WorkrowTestDatabase()} is migrated to: {@code write-once} with
-     * {@code -Dworkrow.test.layout=write-once}, which runs the tests written for either layout on
-     * the write-once one before the runtime moves to it; today's otherwise.
+     * The layout a plain {@link #WorkrowTestDatabase()} is migrated to: the latest (write-once),
+     * or with {@code -Dworkrow.test.layout=row-per-job} the one-row-per-job layout of version
+     * {@value WorkrowMigrations#ROW_PER_JOB_VERSION}, on which the tests written for either layout
+     * still run while its store is kept.
      */
-    public static final boolean WRITE_ONCE_BY_DEFAULT = "write-once".equals(System.getProperty("workrow.test.layout"));
+    public static final boolean WRITE_ONCE_BY_DEFAULT = !"row-per-job".equals(System.getProperty("workrow.test.layout"));
 
     /** A database with Workrow's tables in {@code public}. */
     public WorkrowTestDatabase() {
-        this("public", true);
+        this("public", WRITE_ONCE_BY_DEFAULT ? migrations -> migrations
+                : migrations -> migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION));
     }
 
-    private WorkrowTestDatabase(String schema, boolean migrate) {
-        this(schema, !migrate ? dataSource -> { }
-                : WRITE_ONCE_BY_DEFAULT
-                ? dataSource -> WorkrowMigrations.withWriteOnceLayout(dataSource, SqlIdentifier.of("schema", schema)).migrate()
-                : dataSource -> new WorkrowMigrations(dataSource, SqlIdentifier.of("schema", schema)).migrate());
+    private WorkrowTestDatabase(String schema,
+            java.util.function.UnaryOperator<WorkrowMigrations> version) {
+        this(SqlIdentifier.of("schema", schema), dataSource -> version.apply(new WorkrowMigrations(dataSource,
+                SqlIdentifier.of("schema", schema))).migrate());
     }
 
-    private WorkrowTestDatabase(String schema, java.util.function.Consumer<DataSource> prepare) {
-        this.schema = SqlIdentifier.of("schema", schema);
+    private WorkrowTestDatabase(SqlIdentifier schema, java.util.function.Consumer<DataSource> prepare) {
+        this.schema = schema;
         this.database = new ClassDatabase(40, prepare);
     }
 
     /**
-     * A database with today's layout whatever {@code workrow.test.layout} says, for the tests of
-     * today's own statements.
+     * A database with the one-row-per-job layout whatever {@code workrow.test.layout} says, for the
+     * tests of that layout's own statements.
      */
     public static WorkrowTestDatabase withRowPerJobLayout() {
-        return new WorkrowTestDatabase("public", dataSource -> new WorkrowMigrations(dataSource,
-                SqlIdentifier.of("schema", "public")).migrate());
+        return new WorkrowTestDatabase("public", migrations -> migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION));
     }
 
     /** A database with nothing created in it, for tests of the migrations themselves. */
     public static WorkrowTestDatabase empty() {
-        return new WorkrowTestDatabase("public", false);
+        return new WorkrowTestDatabase(SqlIdentifier.of("schema", "public"), dataSource -> { });
     }
 
     /**
-     * A database migrated to the write-once layout (Workrow's migrations and V13, from
-     * {@link WriteOnceStore#MIGRATION_LOCATION}), for the statements of {@link WriteOnceStore}.
+     * A database with the write-once layout whatever {@code workrow.test.layout} says, for the
+     * tests of {@link WriteOnceStore}'s own statements.
      */
     public static WorkrowTestDatabase withWriteOnceLayout() {
-        return new WorkrowTestDatabase("public", dataSource -> WorkrowMigrations.withWriteOnceLayout(dataSource,
-                SqlIdentifier.of("schema", "public")).migrate());
+        return new WorkrowTestDatabase("public", migrations -> migrations);
     }
 
     /** The write-once layout's store on this database. */

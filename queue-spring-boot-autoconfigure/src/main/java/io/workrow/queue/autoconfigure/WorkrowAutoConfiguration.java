@@ -13,6 +13,7 @@ import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.lifecycle.WorkrowSchemaInitializer;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.store.WriteOnceStore;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -57,7 +58,10 @@ public final class WorkrowAutoConfiguration {
             ObjectProvider<WorkrowSchemaInitializer> schemaInitializer) {
         // Asking for the initializer makes the store, and all that uses it, wait for the migrations.
         schemaInitializer.ifAvailable(initializer -> { });
-        return JobStore.of(dataSource, schemaOf(dataSource, settings), settings.properties().getStatementTimeout());
+        // The layout of the migrations this starter ships, not the one the schema has now: with
+        // migrations off, the application's own migration run may apply them after this bean.
+        return new WriteOnceStore(dataSource, schemaOf(dataSource, settings),
+                settings.properties().getStatementTimeout());
     }
 
     @Bean

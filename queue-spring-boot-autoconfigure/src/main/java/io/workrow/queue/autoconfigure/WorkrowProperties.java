@@ -224,19 +224,23 @@ public class WorkrowProperties {
         }
     }
 
-    /** How long finished jobs are kept before they are deleted. */
+    /**
+     * How long finished jobs are kept. Completed and cancelled jobs, with every attempt's outcome,
+     * go a whole day at a time once the longer of their two retentions has passed since the day
+     * ended (UTC); dead jobs are deleted one by one.
+     */
     public static class Retention {
 
-        /** How long to keep completed jobs. */
+        /** How long to keep completed jobs (whole days: the outcome log drops a day at a time). */
         private Duration completed = Duration.ofDays(7);
 
         /** How long to keep dead jobs, the case files of what failed. */
         private Duration dead = Duration.ofDays(30);
 
-        /** How long to keep cancelled jobs. */
+        /** How long to keep cancelled jobs (whole days, as completed jobs). */
         private Duration cancelled = Duration.ofDays(7);
 
-        /** How often to delete finished jobs past their retention. */
+        /** How often to drop finished jobs past their retention. */
         private Duration interval = Duration.ofMinutes(10);
 
         public Duration getCompleted() {

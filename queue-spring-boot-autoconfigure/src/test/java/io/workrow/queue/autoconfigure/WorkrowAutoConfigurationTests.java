@@ -16,7 +16,8 @@ import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.spring.handler.QueueHandlerDefinitionException;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;
 import io.workrow.queue.spring.lifecycle.WorkerRuntimeLifecycle;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.WriteOnceStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.FairnessMode;
@@ -86,13 +87,14 @@ class WorkrowAutoConfigurationTests {
         withDatabase().run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context).hasSingleBean(JobQueue.class).hasSingleBean(QueueAdmin.class)
-                    .hasSingleBean(RowPerJobStore.class).hasSingleBean(PayloadCodec.class)
+                    .hasSingleBean(WriteOnceStore.class).hasSingleBean(PayloadCodec.class)
                     .hasSingleBean(WorkerRuntimeLifecycle.class).hasSingleBean(MaintenanceLifecycle.class);
             assertThat(context.getBean(WorkerRuntimeLifecycle.class).isRunning()).isTrue();
             // No @QueueHandler here: no LISTEN connection is held for nothing.
             assertThat(context.getBean(WorkerRuntimeLifecycle.class).runtime().listenerDisconnectedFor()).isZero();
             assertThat(database.jdbc().queryForObject(
-                    "SELECT count(*) FROM pg_tables WHERE tablename = 'workrow_job'", Integer.class)).isEqualTo(1);
+                    "SELECT count(*) FROM pg_views WHERE schemaname = 'public' AND viewname = 'workrow_job'",
+                    Integer.class)).isEqualTo(1);
         });
     }
 
@@ -108,7 +110,7 @@ class WorkrowAutoConfigurationTests {
     void userBeansWin() {
         withDatabase()
                 .withBean("myJobQueue", JobQueue.class,
-                        () -> new JdbcJobQueue(new RowPerJobStore(database.dataSource(), database.schema()),
+                        () -> new JdbcJobQueue(new WriteOnceStore(database.dataSource(), database.schema()),
                                 io.workrow.queue.payload.JacksonPayloadCodec.withDefaultMapper()))
                 .run(context -> {
                     assertThat(context).hasSingleBean(JobQueue.class);
@@ -154,6 +156,20 @@ class WorkrowAutoConfigurationTests {
             assertThat(context).hasNotFailed();
             assertThat(database.jdbc().queryForObject(
                     "SELECT count(*) FROM pg_namespace WHERE nspname = 'untouched'", Integer.class)).isZero();
+        });
+    }
+
+    @Test
+    void withMigrationsOffTheStoreWorksOnceTheApplicationHasAppliedThemAfterItWasCreated() {
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
+                "workrow.enabled=false").run(context -> {
+            JobStore store = context.getBean(JobStore.class);
+            assertThat(store).isInstanceOf(WriteOnceStore.class);
+            new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                    io.workrow.queue.store.SqlIdentifier.of("schema", "applied_later")).migrate();
+            long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("late", java.util.Map.of("n", 1)));
+            assertThat(database.jdbc().queryForObject("SELECT status FROM applied_later.workrow_job WHERE id = ?",
+                    String.class, id)).isEqualTo("pending");
         });
     }
 

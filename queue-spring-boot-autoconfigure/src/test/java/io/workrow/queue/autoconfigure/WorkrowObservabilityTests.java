@@ -20,7 +20,7 @@ import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.actuate.WorkrowEndpoint;
 import io.workrow.queue.spring.actuate.WorkrowHealthIndicator;
 import io.workrow.queue.spring.actuate.WorkrowLagHealthIndicator;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.WriteOnceStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import io.workrow.queue.worker.QueueOptions;
 import io.workrow.queue.worker.WorkerRuntime;
@@ -148,7 +148,7 @@ class WorkrowObservabilityTests {
 
     @Test
     void healthIsDownWhenTheDatabaseIsUnreachable() {
-        WorkrowHealthIndicator health = new WorkrowHealthIndicator(new RowPerJobStore(unreachable(), database.schema()),
+        WorkrowHealthIndicator health = new WorkrowHealthIndicator(new WriteOnceStore(unreachable(), database.schema()),
                 () -> null, Duration.ofMinutes(1));
         Health result = health.health(true);
         assertThat(result.getStatus()).isEqualTo(Status.DOWN);

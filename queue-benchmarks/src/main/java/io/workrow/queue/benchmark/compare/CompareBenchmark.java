@@ -90,7 +90,7 @@ public final class CompareBenchmark {
 
     private void run() throws InterruptedException {
         WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", 2 * batch),
-                "write-once".equals(options.get("layout")));
+                !"row-per-job".equals(options.getOrDefault("layout", "write-once")));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
@@ -290,7 +290,7 @@ public final class CompareBenchmark {
         workrow.enqueueBulk(jobs, CHUNK);
         vacuum();
         Optional<MachineCpu> before = MachineCpu.now();
-        double rate = RawSqlLimit.drain(workrow.rowPerJobStore(), intOption("raw-clients", 8), batch);
+        double rate = RawSqlLimit.drain(workrow.claims(), intOption("raw-clients", 8), batch);
         Optional<MachineCpu> after = MachineCpu.now();
         if (workrow.unfinished() != 0) {
             throw new IllegalStateException(RAW + " left " + workrow.unfinished() + " jobs unfinished");

@@ -1,17 +1,18 @@
 package io.workrow.queue.benchmark.compare;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.EndResult;
+import io.workrow.queue.store.PositionEnd;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The limit the database sets: Workrow's own claim statement and fenced batch completion, driven
+ * The limit the database sets: Workrow's own claim statement and fenced batch end, driven
  * by {@code clients} threads with no runtime around them (no handler, no hand-off, no meters).
  * Each client claims a batch, completes it, and claims again until the queue is empty. A
  * completion skips rows another session holds for a moment (a concurrent claim's scan can); the
@@ -23,31 +24,33 @@ final class RawSqlLimit {
 
     private static final int MAX_TRIES = 1000;
 
+    private static final Duration LEASE = Duration.ofMinutes(5);
+
     private RawSqlLimit() {
     }
 
     /** Drains the queue {@link WorkrowContender#QUEUE}; returns jobs/s. */
-    static double drain(RowPerJobStore store, int clients, int batch) {
+    static double drain(ClaimStore store, int clients, int batch) {
         AtomicLong completed = new AtomicLong();
         AtomicInteger clientNumber = new AtomicInteger();
         long started = System.nanoTime();
         Load.onThreads(clients, "A raw claim or completion", () -> {
             String worker = "raw-sql-" + clientNumber.incrementAndGet();
-            List<ClaimedJob> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
+            List<ClaimedPosition> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
             while (!claimed.isEmpty()) {
-                List<HeldJob> held = claimed.stream().map(job -> new HeldJob(job.id(), job.leaseToken())).toList();
-                for (int tries = 1; !held.isEmpty(); tries++) {
+                List<PositionEnd> ends = claimed.stream().map(PositionEnd::completed).toList();
+                for (int tries = 1; !ends.isEmpty(); tries++) {
                     if (tries > 1) {
                         if (tries > MAX_TRIES) {
-                            throw new IllegalStateException(held.size() + " jobs could not be completed: " + held);
+                            throw new IllegalStateException(ends.size() + " jobs could not be completed: " + ends);
                         }
                         sleepMillisecond();
                     }
-                    Set<HeldJob> done = store.completeMany(held);
-                    completed.addAndGet(done.size());
-                    held = held.stream().filter(job -> !done.contains(job)).toList();
+                    Map<PositionEnd, EndResult> results = store.endMany(ends);
+                    ends = ends.stream().filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
+                    completed.addAndGet(results.values().stream().filter(EndResult::counted).count());
                 }
-                claimed = store.claim(WorkrowContender.QUEUE, worker, batch, Duration.ofMinutes(5));
+                claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
             }
         });
         return completed.get() / ((System.nanoTime() - started) / 1e9);

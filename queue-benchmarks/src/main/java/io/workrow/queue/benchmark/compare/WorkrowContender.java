@@ -5,7 +5,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.store.JobStore;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
 import java.time.Duration;
@@ -47,15 +47,15 @@ final class WorkrowContender implements Contender {
         return "workrow";
     }
 
-    /** The one-row-per-job store, for the raw-SQL limit of its statements. */
-    RowPerJobStore rowPerJobStore() {
-        return (RowPerJobStore) store;
+    /** The claim statements of the schema's layout, for the raw-SQL limit. */
+    ClaimStore claims() {
+        return store.claims();
     }
 
     @Override
     public void prepare() {
-        (writeOnce ? WorkrowMigrations.withWriteOnceLayout(database.dataSource(), SCHEMA)
-                : new WorkrowMigrations(database.dataSource(), SCHEMA)).migrate();
+        WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SCHEMA);
+        (writeOnce ? migrations : migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)).migrate();
         store = JobStore.of(database.dataSource(), SCHEMA);
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
     }
