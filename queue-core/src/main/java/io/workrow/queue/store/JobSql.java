@@ -556,13 +556,12 @@ final class JobSql {
                        counted.max_expiries > 0 AS apart,
                        CASE WHEN counted.max_expiries > 0 THEN counted.expiries >= counted.max_expiries
                             ELSE counted.attempts >= counted.max_attempts END AS dead,
-                       least(coalesce(counted.max_ms, ?::bigint),
-                             coalesce(counted.initial_ms, ?::bigint)
-                             -- multiplier^n as exp(n ln multiplier), kept inside float8 for any n
-                             * exp(least(ln(coalesce(counted.multiplier, ?::float8))
-                                         * CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
-                                                ELSE greatest(counted.attempts - 1, 0) END, 600)))
-                       * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                       """ + StatementParts.backoffMillis("coalesce(counted.max_ms, ?::bigint)",
+                    "coalesce(counted.initial_ms, ?::bigint)", "coalesce(counted.multiplier, ?::float8)",
+                    "CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1"
+                            + " ELSE greatest(counted.attempts - 1, 0) END",
+                    "coalesce(counted.jitter, ?::float8)") + """
+                           AS delay_ms
                 FROM counted
             )
             UPDATE {job} AS job

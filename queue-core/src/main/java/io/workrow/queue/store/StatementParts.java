@@ -272,4 +272,16 @@ final class StatementParts {
                 DELETE FROM {lease_holder}
                 WHERE renewed_until < clock_timestamp() - interval '1 hour' AND worker <> ?
             )""";
+
+    /**
+     * A retry's delay in milliseconds: {@code initial * multiplier^exponent}, capped at {@code max},
+     * with {@code jitter} as a fraction either way. The power is {@code exp(n ln multiplier)} kept
+     * inside float8 for any {@code n}: {@code power()} overflows, and fails the whole statement, on
+     * a job's thousandth attempt. Each argument is an SQL expression, in the order its parameters
+     * are bound.
+     */
+    static String backoffMillis(String max, String initial, String multiplier, String exponent, String jitter) {
+        return "least(" + max + ", " + initial + " * exp(least(ln(" + multiplier + ") * (" + exponent + "), 600)))"
+                + " * (1 + " + jitter + " * (2 * random() - 1))";
+    }
 }

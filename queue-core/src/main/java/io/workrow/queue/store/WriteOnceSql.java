@@ -424,11 +424,10 @@ final class WriteOnceSql {
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
                        coalesce(rule.max_lease_expiries, input.max_expiries) AS expiry_limit,
                        CASE WHEN rule.queue IS NULL THEN input.retry_delay_ms
-                            ELSE least(rule.backoff_max_ms, rule.backoff_initial_ms
-                                       * exp(least(ln(rule.backoff_multiplier)
-                                                   * CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries
-                                                          ELSE greatest(input.attempt - 1, 0) END, 600)))
-                                 * (1 + rule.backoff_jitter * (2 * random() - 1)) END AS delay_ms,
+                            ELSE\s""" + StatementParts.backoffMillis("rule.backoff_max_ms", "rule.backoff_initial_ms",
+                    "rule.backoff_multiplier", "CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries"
+                            + " ELSE greatest(input.attempt - 1, 0) END", "rule.backoff_jitter") + """
+                       END AS delay_ms,
                        input.kind = 'expired' AND coalesce(rule.max_lease_expiries, input.max_expiries) > 0 AS apart
                 FROM input
                 JOIN locked ON locked.token = input.token
@@ -625,13 +624,12 @@ final class WriteOnceSql {
                        CASE WHEN counted.max_expiries > 0 AND counted.expiries >= counted.max_expiries
                             THEN 'lease expired ' || counted.expiries || ' times; last held by ' || counted.worker
                             ELSE 'lease expired while held by ' || counted.worker END AS error,
-                       least(coalesce(counted.max_ms, ?::bigint),
-                             coalesce(counted.initial_ms, ?::bigint)
-                             -- multiplier^n as exp(n ln multiplier), kept inside float8 for any n
-                             * exp(least(ln(coalesce(counted.multiplier, ?::float8))
-                                         * CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1
-                                                ELSE greatest(counted.attempt - 1, 0) END, 600)))
-                       * (1 + coalesce(counted.jitter, ?::float8) * (2 * random() - 1)) AS delay_ms
+                       """ + StatementParts.backoffMillis("coalesce(counted.max_ms, ?::bigint)",
+                    "coalesce(counted.initial_ms, ?::bigint)", "coalesce(counted.multiplier, ?::float8)",
+                    "CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1"
+                            + " ELSE greatest(counted.attempt - 1, 0) END",
+                    "coalesce(counted.jitter, ?::float8)") + """
+                           AS delay_ms
                 FROM counted
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,

@@ -15,9 +15,9 @@ import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NotifyChannel;
 import io.workrow.queue.store.QueueRuleStore;
 import io.workrow.queue.store.RecoveryRule;
-import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
+import io.workrow.queue.store.WriteOnceStore;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -180,8 +180,9 @@ public final class WorkerRuntime implements AutoCloseable {
     }
 
     /**
-     * The store for the schema's layout when the database answers; today's layout when it does not
-     * yet (a runtime may be built before its database is up, and starts claiming once it is).
+     * The store for the schema's layout when the database answers; the latest layout's when it
+     * does not yet (a runtime may be built before its database is up, and starts claiming once it
+     * is).
      */
     private static JobStore defaultStore(Builder builder) {
         try {
@@ -191,9 +192,9 @@ public final class WorkerRuntime implements AutoCloseable {
             if (builder.schema == null) {
                 throw e;
             }
-            log.warn("Could not read the layout of schema {} ({}); running on one row per job", builder.schema,
-                    e.getMessage());
-            return new RowPerJobStore(builder.dataSource, builder.schema);
+            log.warn("Could not read the layout of schema {} ({}); running on the write-once layout of the latest"
+                    + " migrations", builder.schema, e.getMessage());
+            return new WriteOnceStore(builder.dataSource, builder.schema);
         }
     }
 

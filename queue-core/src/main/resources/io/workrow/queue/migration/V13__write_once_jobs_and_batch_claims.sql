@@ -3,7 +3,23 @@
 -- one transaction; the old table, stripped of its state columns, becomes the first partition of
 -- workrow_job_data, so payloads are not copied. Old and new versions of Workrow may not run
 -- together across this migration, producers included: an old node writes to workrow_job, which
--- is a view afterwards.
+-- is a view afterwards. A node of the old version that holds jobs vouches for them in
+-- workrow_lease_holder while it runs, so the migration refuses to start while one does.
+
+DO $$
+DECLARE
+    holder record;
+BEGIN
+    SELECT worker, renewed_until INTO holder
+    FROM workrow_lease_holder WHERE renewed_until > clock_timestamp()
+    ORDER BY renewed_until DESC LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'Workrow % still holds jobs (its leases run until %): stop every Workrow node before'
+                        ' migrating to version 13, which old and new nodes cannot run across'
+                        ' (docs/operations.md, "Upgrading Workrow''s schema")', holder.worker, holder.renewed_until;
+    END IF;
+END;
+$$;
 
 -- 1. The homes of a job's state.
 
@@ -581,19 +597,29 @@ WHERE outcome.status IN ('completed', 'cancelled');
 -- DELETE on the view deletes each job from every home it has rows in, its history included, so
 -- runbooks and test suites that delete from the old table keep working. A running job's position
 -- is dropped, as a cancel drops it: its holder's end is refused and its handler interrupted at the
--- next renewal. One job at a time (a view's triggers are per row): retention, not this, is how
--- history goes in bulk.
+-- next renewal. The job is looked for afresh by each statement, not where the view's snapshot saw
+-- it: its open position is dropped first (locking its claim row, so an end of it either committed
+-- before, and its new home is deleted below, or is refused after), then its waiting and dead rows
+-- go, then a claim that took it meanwhile is dropped too. One job at a time (a view's triggers are
+-- per row): retention, not this, is how history goes in bulk.
 CREATE FUNCTION workrow_job_delete() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
 $$
 BEGIN
-    DELETE FROM workrow_ready WHERE id = OLD.id;
-    DELETE FROM workrow_scheduled WHERE id = OLD.id;
-    DELETE FROM workrow_dead WHERE id = OLD.id;
-    UPDATE workrow_claim SET dropped = set_bit(dropped, array_position(ids, OLD.id) - 1, 1)
-    WHERE token = OLD.lease_token;
-    DELETE FROM workrow_key_running WHERE claim_token = OLD.lease_token AND job_id = OLD.id;
+    FOR pass IN 1..2 LOOP
+        UPDATE workrow_claim
+        SET dropped = set_bit(dropped, array_position(ids, OLD.id) - 1, 1)
+        WHERE ids @> ARRAY[OLD.id]
+          AND get_bit(settled, array_position(ids, OLD.id) - 1) = 0
+          AND get_bit(dropped, array_position(ids, OLD.id) - 1) = 0;
+        EXIT WHEN pass = 2;
+        DELETE FROM workrow_ready WHERE id = OLD.id;
+        DELETE FROM workrow_scheduled WHERE id = OLD.id;
+        DELETE FROM workrow_dead WHERE id = OLD.id;
+    END LOOP;
+    DELETE FROM workrow_key_running
+    WHERE queue = OLD.queue AND ordered_key = OLD.partition_key AND job_id = OLD.id;
     DELETE FROM workrow_outcome WHERE job_id = OLD.id;
     DELETE FROM workrow_step WHERE job_id = OLD.id;
     DELETE FROM workrow_job_key
@@ -649,3 +675,20 @@ GROUP BY homes.queue;
 REVOKE EXECUTE ON FUNCTION workrow_add_outcome_day(date), workrow_detach_outcome_day(text),
     workrow_drop_outcome_day(text), workrow_extend_job_data(bigint), workrow_retire_job_data(timestamptz)
     FROM PUBLIC;
+
+-- Their search path is this schema, then pg_temp, and nothing else. Unless pg_temp is named,
+-- PostgreSQL searches a session's temporary tables first, so a caller could shadow a table these
+-- functions write as their owner (workrow_outcome_default, workrow_ready, ...) with a temporary
+-- table of its own, and a trigger on it would run as the owner.
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOREACH f IN ARRAY ARRAY['workrow_add_outcome_day(date)', 'workrow_detach_outcome_day(text)',
+                             'workrow_drop_outcome_day(text)', 'workrow_extend_job_data(bigint)',
+                             'workrow_retire_job_data(timestamptz)']::regprocedure[]
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_temp', f, current_schema());
+    END LOOP;
+END;
+$$;

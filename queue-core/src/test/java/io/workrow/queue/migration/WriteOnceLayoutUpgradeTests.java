@@ -1,6 +1,7 @@
 package io.workrow.queue.migration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.workrow.queue.store.ClaimedJob;
 import io.workrow.queue.store.HeldJob;
@@ -134,5 +135,22 @@ class WriteOnceLayoutUpgradeTests {
         assertThat(database.jdbc().queryForObject(
                 "SELECT tableoid::regclass::text FROM upgraded.workrow_job_data WHERE id = 1", String.class))
                 .as("the old rows were attached, not copied").isEqualTo("upgraded.workrow_job_data_initial");
+    }
+
+    @Test
+    void theMoveRefusesToStartWhileANodeOfTheOldVersionStillHoldsJobs() {
+        SqlIdentifier schema = SqlIdentifier.of("schema", "guarded");
+        new WorkrowMigrations(database.dataSource(), schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
+        database.jdbc().update("INSERT INTO guarded.workrow_lease_holder (worker, renewed_until, tokens)"
+                + " VALUES ('vm:41:old', now() + interval '1 minute', '{7}')");
+
+        assertThatThrownBy(() -> new WorkrowMigrations(database.dataSource(), schema).migrate())
+                .hasMessageContaining("Workrow vm:41:old still holds jobs")
+                .hasMessageContaining("stop every Workrow node before migrating to version 13");
+        assertThat(database.jdbc().queryForObject("SELECT to_regclass('guarded.workrow_claim') IS NULL",
+                Boolean.class)).as("nothing of the move was left").isTrue();
+
+        database.jdbc().update("UPDATE guarded.workrow_lease_holder SET renewed_until = now() - interval '1 second'");
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("once its vouch ran out").isOne();
     }
 }

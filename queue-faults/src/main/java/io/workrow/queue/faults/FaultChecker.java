@@ -15,6 +15,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * {@code lease_expires_at} was still ahead, or by a claim while a token was still set);
  * {@code accepted_late_finalizes}, leases ended (completed, failed, released) by a session other
  * than the worker JVM that was granted them, which only a stale owner's accepted write could be;
+ * {@code grants_ended_twice}, leases ended more than once (a second end accepted under one token:
+ * a stale owner's end written in its own session, after a sweep had ended the same lease);
  * {@code invocations_without_lease}, handlers started while the job was not running under their
  * worker's lease (a second handler of one job beside its rightful one).
  *
@@ -64,6 +66,11 @@ final class FaultChecker {
                 JOIN fault_lease AS granted ON granted.job_id = ended.job_id AND granted.new_token = ended.old_token
                 WHERE NOT ended.swept AND ended.changed_by <> granted.changed_by
                 """));
+        figures.put("grants_ended_twice", count("""
+                SELECT count(*) FROM (SELECT job_id, old_token FROM fault_lease
+                                      WHERE old_token IS NOT NULL AND new_token IS NULL
+                                      GROUP BY job_id, old_token HAVING count(*) > 1) AS twice
+                """));
         figures.put("invocations_without_lease", count("SELECT count(*) FROM fault_invocation WHERE NOT leased"));
         figures.put("effects", count("SELECT count(*) FROM fault_effect"));
         // At-least-once's cost, for these jobs (other queues' jobs may be retried on purpose).
@@ -83,7 +90,7 @@ final class FaultChecker {
 
     /** The invariants of {@link #check}: each of these figures must be 0. */
     static final List<String> INVARIANTS = List.of("lost", "duplicate_effects", "stale_effects", "lease_overlaps",
-            "accepted_late_finalizes", "invocations_without_lease");
+            "accepted_late_finalizes", "grants_ended_twice", "invocations_without_lease");
 
     private long count(String sql, Object... args) {
         Long value = jdbc.queryForObject(sql, Long.class, args);

@@ -112,7 +112,9 @@ final class Ledgers {
      * row given a new token, and every end of a
      * claimed attempt appends an outcome row under the claim's token (the ledger row that ends the
      * grant). {@code fault_claim} keeps each claim's last lease expiry, renewals included, since the
-     * end that closes a claim's last position deletes its row.
+     * end that closes a claim's last position deletes its row. An end is a sweep when the sweeper's
+     * statement wrote it: a handler let go past its timeout ends its own position as {@code expired}
+     * too, under a lease that may still be ahead, which is no lease taken.
      */
     private static final String WRITE_ONCE_TRIGGERS = """
             CREATE TABLE IF NOT EXISTS fault_claim (
@@ -147,9 +149,9 @@ final class Ledgers {
                 INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, old_expires_at, swept,
                                          expiries, changed_by)
                 SELECT NEW.job_id, NEW.claim_token, NULL, 'running', NEW.status, claim.lease_expires_at,
-                       NEW.expiries > coalesce((SELECT granted.expiries FROM fault_lease AS granted
-                                                WHERE granted.job_id = NEW.job_id
-                                                  AND granted.new_token = NEW.claim_token), NEW.expiries),
+                       -- the sweeper's statement, the one writer of outcomes that reads the holders'
+                       -- vouches: a let-go's expired end comes from its holder's end statement
+                       NEW.status = 'expired' AND strpos(current_query(), 'workrow_lease_holder') > 0,
                        NEW.expiries, current_setting('application_name')
                 FROM (SELECT 1) AS one
                 LEFT JOIN fault_claim AS claim ON claim.token = NEW.claim_token;

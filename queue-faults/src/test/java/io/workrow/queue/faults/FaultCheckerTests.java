@@ -53,7 +53,8 @@ class FaultCheckerTests {
         assertThat(new FaultChecker(jdbc).check(List.of(id))).containsEntry("completed", 1L).containsEntry("lost", 0L)
                 .containsEntry("duplicate_effects", 0L).containsEntry("stale_effects", 0L)
                 .containsEntry("lease_overlaps", 0L).containsEntry("accepted_late_finalizes", 0L)
-                .containsEntry("invocations_without_lease", 0L).containsEntry("leases_swept", 0L);
+                .containsEntry("invocations_without_lease", 0L).containsEntry("leases_swept", 0L)
+                .containsEntry("grants_ended_twice", 0L);
     }
 
     @Test
@@ -103,6 +104,12 @@ class FaultCheckerTests {
                 }
             }
         })).isEqualTo(EndResult.Verdict.ACCEPTED);
+        // A lease ended a second time, by the session it was granted to (the ledger's end row again).
+        jdbc.update("""
+                INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, swept, changed_by)
+                SELECT job_id, old_token, NULL, old_status, new_status, false, changed_by
+                FROM fault_lease WHERE job_id = ? AND old_token IS NOT NULL AND new_token IS NULL
+                """, twice);
         // A handler started while its job was not running under its worker's lease.
         jdbc.update("INSERT INTO fault_invocation (job_id, attempt, worker, worker_clock, token, leased)"
                 + " VALUES (?, 1, 1, now(), NULL, false)", neverCompleted);
@@ -110,7 +117,8 @@ class FaultCheckerTests {
                 finishedByAnother));
         assertThat(figures).containsEntry("lost", 2L).containsEntry("duplicate_effects", 1L)
                 .containsEntry("stale_effects", 1L).containsEntry("lease_overlaps", 1L).containsEntry("leases_swept", 1L)
-                .containsEntry("accepted_late_finalizes", 1L).containsEntry("invocations_without_lease", 1L);
+                .containsEntry("accepted_late_finalizes", 1L).containsEntry("invocations_without_lease", 1L)
+                .containsEntry("grants_ended_twice", 1L);
     }
 
     @Test

@@ -33,7 +33,7 @@ import org.springframework.jdbc.datasource.SimpleDriverDataSource;
  * The runtime, the producer, the operator API and maintenance under a role that may only read
  * and write rows: the migrations ran as the schema's owner, the application connects as a role
  * with DML on the tables, use of the sequences and (for the write-once layout's partitions, which
- * only their owner may create and drop) execution of Workrow's functions, and no right to change
+ * only their owner may create and drop) execution of its five partition functions, and no right to change
  * the schema.
  */
 class LeastPrivilegeTests {
@@ -50,8 +50,13 @@ class LeastPrivilegeTests {
         owner.execute("GRANT USAGE ON SCHEMA public TO " + ROLE);
         owner.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + ROLE);
         owner.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + ROLE);
-        // The write-once layout's partition functions run as their owner, for whom they are granted.
-        owner.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO " + ROLE);
+        // The write-once layout's partition functions run as their owner, for whom they are granted
+        // (docs/operations.md, "Least privilege").
+        if (database.rows().writeOnce()) {
+            owner.execute("GRANT EXECUTE ON FUNCTION workrow_add_outcome_day(date), workrow_detach_outcome_day(text),"
+                    + " workrow_drop_outcome_day(text), workrow_extend_job_data(bigint),"
+                    + " workrow_retire_job_data(timestamptz) TO " + ROLE);
+        }
         // What PostgreSQL grants to PUBLIC by default is taken away, so only the grants above count.
         owner.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
     }
@@ -117,5 +122,35 @@ class LeastPrivilegeTests {
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM workrow_job WHERE queue = 'least' AND status = 'completed'", Long.class))
                 .as("no finished job left").isZero();
+    }
+
+    @Test
+    void aTemporaryTableCannotStandInForATableThePartitionFunctionsWriteAsTheirOwner() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(database.rows().writeOnce(), "the write-once layout's functions");
+        SimpleDriverDataSource dml = new SimpleDriverDataSource(new org.postgresql.Driver(), database.jdbcUrl(), ROLE, "");
+        String day = "workrow_outcome_20990102";
+        Integer shadowRows = new JdbcTemplate(dml).execute((org.springframework.jdbc.core.ConnectionCallback<Integer>)
+                connection -> {
+                    try (java.sql.Statement statement = connection.createStatement()) {
+                        statement.execute("CREATE TEMPORARY TABLE workrow_outcome_default (LIKE workrow_outcome INCLUDING DEFAULTS)");
+                        statement.execute("INSERT INTO workrow_outcome_default (job_id, attempt, queue, status,"
+                                + " finished_at) VALUES (1, 1, 'shadow', 'completed', '2099-01-02 12:00+00')");
+                        statement.execute("SELECT workrow_add_outcome_day('2099-01-02')");
+                        try (java.sql.ResultSet rs = statement.executeQuery(
+                                "SELECT count(*) FROM pg_temp.workrow_outcome_default")) {
+                            rs.next();
+                            return rs.getInt(1);
+                        }
+                    }
+                });
+        assertThat(shadowRows).as("the caller's temporary table untouched").isOne();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM public." + day, Integer.class))
+                .as("the day created from the schema's own default partition").isZero();
+        assertThat(database.jdbc().queryForList("""
+                SELECT unnest(proconfig) FROM pg_proc
+                WHERE proname IN ('workrow_add_outcome_day', 'workrow_detach_outcome_day', 'workrow_drop_outcome_day',
+                                  'workrow_extend_job_data', 'workrow_retire_job_data')
+                """, String.class)).hasSize(5).containsOnly("search_path=public, pg_temp");
+        database.jdbc().execute("DROP TABLE public." + day);
     }
 }

@@ -10,6 +10,7 @@ import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.spring.lifecycle.WorkrowLayoutCheck;
 import io.workrow.queue.spring.lifecycle.WorkrowSchemaInitializer;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
@@ -50,6 +51,12 @@ public final class WorkrowAutoConfiguration {
     @ConditionalOnBooleanProperty(name = "workrow.migrations.enabled", matchIfMissing = true)
     WorkrowSchemaInitializer workrowSchemaInitializer(DataSource dataSource, WorkrowSettings settings) {
         return new WorkrowSchemaInitializer(new WorkrowMigrations(dataSource, schemaOf(dataSource, settings)));
+    }
+
+    @Bean
+    @ConditionalOnBooleanProperty(name = "workrow.migrations.enabled", havingValue = false)
+    WorkrowLayoutCheck workrowLayoutCheck(DataSource dataSource, WorkrowSettings settings) {
+        return new WorkrowLayoutCheck(dataSource, schemaOf(dataSource, settings));
     }
 
     @Bean

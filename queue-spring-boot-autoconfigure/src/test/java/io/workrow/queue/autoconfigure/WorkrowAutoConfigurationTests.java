@@ -150,23 +150,38 @@ class WorkrowAutoConfigurationTests {
     }
 
     @Test
-    void migrationsCanBeTurnedOff() {
+    void migrationsCanBeTurnedOffAndAnUnmigratedSchemaThenFailsStartUpClearly() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=untouched",
                 "workrow.enabled=false").run(context -> {
-            assertThat(context).hasNotFailed();
+            assertThat(context).hasFailed().getFailure()
+                    .hasStackTraceContaining("schema untouched is not migrated to version 13");
             assertThat(database.jdbc().queryForObject(
                     "SELECT count(*) FROM pg_namespace WHERE nspname = 'untouched'", Integer.class)).isZero();
         });
     }
 
     @Test
-    void withMigrationsOffTheStoreWorksOnceTheApplicationHasAppliedThemAfterItWasCreated() {
+    void withMigrationsOffAStartUpOnASchemaLeftAtAnOlderVersionFailsNamingTheFix() {
+        new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                io.workrow.queue.store.SqlIdentifier.of("schema", "held_back"))
+                .upTo(io.workrow.queue.migration.WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=held_back",
+                "workrow.enabled=false").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("schema held_back is not migrated to version 13")
+                        .hasStackTraceContaining("workrow.migrations.enabled=true"));
+    }
+
+    @Test
+    void withMigrationsOffTheApplicationsOwnMigrationBeanAppliesThemInWhateverOrderTheBeansAreMade() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
-                "workrow.enabled=false").run(context -> {
+                "workrow.enabled=false")
+                .withBean("applicationMigrations", org.springframework.beans.factory.InitializingBean.class,
+                        () -> () -> new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                                io.workrow.queue.store.SqlIdentifier.of("schema", "applied_later")).migrate())
+                .run(context -> {
+            assertThat(context).hasNotFailed();
             JobStore store = context.getBean(JobStore.class);
             assertThat(store).isInstanceOf(WriteOnceStore.class);
-            new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
-                    io.workrow.queue.store.SqlIdentifier.of("schema", "applied_later")).migrate();
             long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("late", java.util.Map.of("n", 1)));
             assertThat(database.jdbc().queryForObject("SELECT status FROM applied_later.workrow_job WHERE id = ?",
                     String.class, id)).isEqualTo("pending");
