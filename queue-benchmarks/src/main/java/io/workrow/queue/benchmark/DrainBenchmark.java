@@ -47,6 +47,7 @@ public final class DrainBenchmark {
         int jobs = Integer.parseInt(options.getOrDefault("jobs", "100000"));
         int concurrency = Integer.parseInt(options.getOrDefault("concurrency", "16"));
         int batchSize = Integer.parseInt(options.getOrDefault("batch-size", Integer.toString(concurrency)));
+        int prefetch = Integer.parseInt(options.getOrDefault("prefetch", "0"));
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
         boolean writeOnce = !"row-per-job".equals(options.getOrDefault("layout", "write-once"));
 
@@ -58,8 +59,8 @@ public final class DrainBenchmark {
             JobStore store = JobStore.of(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
-            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d layout=%s cores=%d"
-                    + " java=%s%n", jobs, concurrency, batchSize, writeOnce ? "write-once" : "row-per-job",
+            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d prefetch=%d layout=%s"
+                    + " cores=%d java=%s%n", jobs, concurrency, batchSize, prefetch, writeOnce ? "write-once" : "row-per-job",
                     Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
             System.out.printf("PostgreSQL: %s%n", jdbc.queryForObject("SHOW server_version", String.class));
 
@@ -82,7 +83,8 @@ public final class DrainBenchmark {
                         if (index + 1 == jobs) {
                             drained.countDown();
                         }
-                    }, QueueOptions.defaults().withConcurrency(concurrency).withBatchSize(batchSize))
+                    }, QueueOptions.defaults().withConcurrency(concurrency).withBatchSize(batchSize)
+                            .withPrefetch(prefetch))
                     .build();
             com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean();
