@@ -90,7 +90,7 @@ public final class BreakerStore {
     /** Every breaker row, by queue. */
     public List<BreakerStatus> list() {
         return timed.query(list, (rs, row) -> new BreakerStatus(rs.getString("queue"), state(rs, "state"),
-                rs.getInt("failures"), openUntil(rs), RowPerJobStore.instant(rs, "changed_at"), rs.getString("reason")));
+                rs.getInt("failures"), openUntil(rs), JobReads.instant(rs, "changed_at"), rs.getString("reason")));
     }
 
     /** Probes granted to one poller, and the state the breaker had before. */
@@ -104,6 +104,6 @@ public final class BreakerStore {
     private static Instant openUntil(ResultSet rs) throws SQLException {
         // 'infinity' (opened by hand) has no Instant: reported as null, "until closed by hand".
         String text = rs.getString("open_until");
-        return text == null || text.equals("infinity") ? null : RowPerJobStore.instant(rs, "open_until");
+        return text == null || text.equals("infinity") ? null : JobReads.instant(rs, "open_until");
     }
 }

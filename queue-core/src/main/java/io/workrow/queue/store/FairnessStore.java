@@ -17,7 +17,7 @@ public final class FairnessStore {
             rs.getString("queue"), rs.getString("fairness_key"),
             rs.getObject("weight") == null ? null : rs.getDouble("weight"),
             rs.getObject("rate_per_minute") == null ? null : rs.getInt("rate_per_minute"),
-            RowPerJobStore.instant(rs, "updated_at"));
+            JobReads.instant(rs, "updated_at"));
 
     private final JdbcTemplate timed;
     private final String set;

@@ -1,7 +1,5 @@
 package io.workrow.queue.store;
 
-import static io.workrow.queue.store.RowPerJobStore.instant;
-
 import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FinishedPerMinute;
 import io.workrow.queue.JobDetail;
@@ -120,5 +118,11 @@ final class JobReads {
 
     private static Duration seconds(double seconds) {
         return Duration.ofMillis(Math.round(seconds * 1000));
+    }
+
+    /** A timestamp column as an instant, or null. */
+    static Instant instant(java.sql.ResultSet rs, String column) throws java.sql.SQLException {
+        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
     }
 }

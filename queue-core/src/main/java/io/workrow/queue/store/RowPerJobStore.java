@@ -2,6 +2,7 @@ package io.workrow.queue.store;
 
 import static io.workrow.queue.store.ArrayParameters.arrays;
 import static io.workrow.queue.store.ArrayParameters.column;
+import static io.workrow.queue.store.JobReads.instant;
 
 import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FinishedPerMinute;
@@ -11,12 +12,9 @@ import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueStats;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -59,14 +57,10 @@ public final class RowPerJobStore implements JobStore {
             rs.getLong("lease_token"),
             instant(rs, "run_at"));
 
-    /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
-    private static final int MAX_ORDERED_WALK = 4096;
 
     /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
     static final int DEAD_JOBS_BATCH = 5_000;
 
-    /** How many candidates per job wanted a fair claim offers to its lock. */
-    private static final int FAIR_POOL_FACTOR = 8;
 
 
     /** A run a statement matched, from its {@code id} and {@code token} columns. */
@@ -333,7 +327,7 @@ public final class RowPerJobStore implements JobStore {
      */
     public List<ClaimedJob> claimOrdered(String queue, String workerId, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = orderedClaim(queue, workerId, limit, lease, probes, buckets, skipFailed);
+        Map<String, Object> values = ClaimParameters.orderedClaim(queue, workerId, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
                 return timed.query(claimOrdered.bind(values), CLAIMED_JOB);
@@ -350,7 +344,7 @@ public final class RowPerJobStore implements JobStore {
      * by weight ({@link JobSql#JOB_CLAIM_WEIGHTED}).
      */
     public List<ClaimedJob> claimWeighted(String queue, String workerId, int limit, Duration lease, boolean probes) {
-        return timed.query(claimWeighted.bind(fairClaim(queue, workerId, limit, lease, probes)), CLAIMED_JOB);
+        return timed.query(claimWeighted.bind(ClaimParameters.fairClaim(queue, workerId, limit, lease, probes)), CLAIMED_JOB);
     }
 
     /**
@@ -359,7 +353,7 @@ public final class RowPerJobStore implements JobStore {
      */
     public List<ClaimedJob> claimBurst(String queue, String workerId, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = fairClaim(queue, workerId, limit, lease, probes);
+        Map<String, Object> values = ClaimParameters.fairClaim(queue, workerId, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimBurst.bind(values), CLAIMED_JOB);
     }
@@ -370,38 +364,9 @@ public final class RowPerJobStore implements JobStore {
      */
     public List<ClaimedJob> claimSpaced(String queue, String workerId, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = fairClaim(queue, workerId, limit, lease, probes);
+        Map<String, Object> values = ClaimParameters.fairClaim(queue, workerId, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimSpaced.bind(values), CLAIMED_JOB);
-    }
-
-    /** The named parameters of an ordered claim, in either layout. */
-    static Map<String, Object> orderedClaim(String queue, String workerId, int limit, Duration lease, boolean probes,
-            int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = new HashMap<>();
-        values.put("queue", queue);
-        values.put("worker", workerId);
-        values.put("limit", limit);
-        values.put("lease_ms", lease.toMillis());
-        values.put("probes", probes);
-        values.put("buckets", buckets);
-        values.put("skip_failed", skipFailed);
-        // Enough claim-order rows to find a batch of heads among the owned share of the buckets.
-        values.put("walk", (int) Math.min(MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
-        return values;
-    }
-
-    static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
-            boolean probes) {
-        Map<String, Object> values = new HashMap<>();
-        values.put("queue", queue);
-        values.put("worker", workerId);
-        values.put("limit", limit);
-        // Candidates offered to the lock: enough that claims on several nodes at once each fill a batch.
-        values.put("pool", FAIR_POOL_FACTOR * limit);
-        values.put("lease_ms", lease.toMillis());
-        values.put("probes", probes);
-        return values;
     }
 
     /**
@@ -709,11 +674,6 @@ public final class RowPerJobStore implements JobStore {
     }
 
     /** A timestamptz column as an Instant, or null; the stores of this package read time this way. */
-    static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
-    }
-
     private record QueueKey(String queue, String idempotencyKey) {
     }
 

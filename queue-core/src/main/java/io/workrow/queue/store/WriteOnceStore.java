@@ -345,8 +345,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
                     rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
                     rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
-                    rs.getString("step"), RowPerJobStore.instant(rs, "run_at"), rs.getString("last_error"),
-                    RowPerJobStore.instant(rs, "last_error_at"));
+                    rs.getString("step"), JobReads.instant(rs, "run_at"), rs.getString("last_error"),
+                    JobReads.instant(rs, "last_error_at"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
@@ -365,7 +365,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
-        Map<String, Object> values = RowPerJobStore.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
+        Map<String, Object> values = ClaimParameters.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
                 return timed.query(claimOrdered.bind(values), CLAIMED);
@@ -381,14 +381,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
             boolean probes) {
-        return timed.query(claimWeighted.bind(RowPerJobStore.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
+        return timed.query(claimWeighted.bind(ClaimParameters.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
     }
 
     /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
     @Override
     public List<ClaimedPosition> claimBurst(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = RowPerJobStore.fairClaim(queue, worker, limit, lease, probes);
+        Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimBurst.bind(values), CLAIMED);
     }
@@ -397,7 +397,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public List<ClaimedPosition> claimSpaced(String queue, String worker, int limit, Duration lease, boolean probes,
             int ratePerMinute) {
-        Map<String, Object> values = RowPerJobStore.fairClaim(queue, worker, limit, lease, probes);
+        Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
         return timed.query(claimSpaced.bind(values), CLAIMED);
     }

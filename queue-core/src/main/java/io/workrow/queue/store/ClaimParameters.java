@@ -1,0 +1,47 @@
+package io.workrow.queue.store;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/** The named parameters of the ordered and fair claims, which take them by name rather than position. */
+final class ClaimParameters {
+
+    /** The most claim-order rows an ordered claim reads before it looks for key heads one by one. */
+    private static final int MAX_ORDERED_WALK = 4096;
+
+    /** How many candidates per job wanted a fair claim offers to its lock. */
+    private static final int FAIR_POOL_FACTOR = 8;
+
+    private ClaimParameters() {
+    }
+
+    /** The named parameters of an ordered claim, in either layout. */
+    static Map<String, Object> orderedClaim(String queue, String workerId, int limit, Duration lease, boolean probes,
+            int[] buckets, boolean skipFailed) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        values.put("buckets", buckets);
+        values.put("skip_failed", skipFailed);
+        // Enough claim-order rows to find a batch of heads among the owned share of the buckets.
+        values.put("walk", (int) Math.min(MAX_ORDERED_WALK, 4L * limit * 1024 / Math.max(1, buckets.length)));
+        return values;
+    }
+
+    static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
+            boolean probes) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        // Candidates offered to the lock: enough that claims on several nodes at once each fill a batch.
+        values.put("pool", FAIR_POOL_FACTOR * limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        return values;
+    }
+}
