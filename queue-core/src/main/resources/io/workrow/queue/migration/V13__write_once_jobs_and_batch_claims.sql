@@ -21,6 +21,12 @@ BEGIN
 END;
 $$;
 
+-- Every name below is Workrow's schema's, and the functions' search paths (SET ... FROM CURRENT)
+-- are that schema alone: the migration's own path may go on to other schemas (Flyway keeps the
+-- session's, often public), where another Workrow schema in the same database would be found by a
+-- lookup such as to_regclass and taken for this one's.
+SELECT set_config('search_path', quote_ident(current_schema()), true);
+
 -- 1. The homes of a job's state.
 
 -- A due job waiting for a claim. attempts counts the attempts spent; max_attempts is a copy of the

@@ -8,6 +8,7 @@ import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -106,5 +107,24 @@ class WorkrowMigrationsTests {
         assertThat(database.jdbc().queryForObject(
                 "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename = 'workrow_job_data'",
                 Integer.class)).isEqualTo(1);
+    }
+
+    @Test
+    void aSecondSchemaInOneDatabaseGetsItsOwnOutcomeDaysAndFunctionsThatLookOnlyInIt() {
+        new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "public")).migrate();
+        new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "tenant_two")).migrate();
+        for (String schema : List.of("public", "tenant_two")) {
+            assertThat(database.jdbc().queryForObject("""
+                    SELECT count(*) FROM pg_inherits
+                    WHERE inhparent = (? || '.workrow_outcome')::regclass
+                      AND inhrelid::regclass::text ~ 'workrow_outcome_[0-9]{8}$'
+                    """, Integer.class, schema)).as("today and a week ahead in " + schema).isEqualTo(8);
+            assertThat(database.jdbc().queryForList("""
+                    SELECT DISTINCT unnest(proconfig) FROM pg_proc
+                    WHERE pronamespace = ?::regnamespace AND proname LIKE 'workrow\\_%'
+                    """, String.class, schema)).containsAnyOf("search_path=" + schema + ", pg_temp")
+                    .allMatch(path -> path.equals("search_path=" + schema) || path.equals("search_path=" + schema
+                            + ", pg_temp"), "only its own schema");
+        }
     }
 }
