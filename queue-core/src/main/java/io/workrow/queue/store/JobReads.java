@@ -109,7 +109,7 @@ final class JobReads {
     public List<FinishedPerMinute> finishedPerMinute(Instant since) {
         return timed.query(finishedPerMinute, (rs, row) -> new FinishedPerMinute(rs.getString("queue"),
                 instant(rs, "minute"), rs.getLong("completed"), rs.getLong("dead")),
-                OffsetDateTime.ofInstant(since, ZoneOffset.UTC));
+                OffsetDateTime.ofInstant(since.truncatedTo(java.time.temporal.ChronoUnit.MINUTES), ZoneOffset.UTC));
     }
 
     private static String emptyAsNull(String value) {

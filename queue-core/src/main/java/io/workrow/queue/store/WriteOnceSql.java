@@ -994,23 +994,20 @@ final class WriteOnceSql {
      * Jobs finished per queue and minute: completions from the outcome log (only the days the
      * range reaches, each through its BRIN), deaths from workrow_dead (a job that died of an
      * expired lease has an {@code expired} outcome, and a retried one is no longer dead, as in
-     * today's count).
+     * today's count). The caller's minute ({@code ?}) is bound as it is, so that the planner prunes
+     * the log's older days when it plans the statement: a bound computed from {@code now()} prunes
+     * them only when it runs, and the plan is then costed over every day, high enough that
+     * PostgreSQL compiles it with JIT (docs/performance.md, "Reads against a long history, on the
+     * write-once layout").
      */
     static final String JOB_FINISHED_PER_MINUTE = """
-            WITH since AS (
-                SELECT date_trunc('minute', greatest(?::timestamptz, now() - interval '1 day'), 'UTC') AS at
-            )
-            SELECT queue, minute, sum(completed) AS completed, sum(dead) AS dead
-            FROM (SELECT queue, date_trunc('minute', finished_at, 'UTC') AS minute, count(*) AS completed, 0 AS dead
-                  FROM {outcome}
-                  WHERE status = 'completed' AND finished_at >= (SELECT at FROM since)
-                  GROUP BY 1, 2
+            SELECT queue, date_trunc('minute', finished_at, 'UTC') AS minute,
+                   count(*) FILTER (WHERE NOT died) AS completed, count(*) FILTER (WHERE died) AS dead
+            FROM (SELECT queue, finished_at, false AS died FROM {outcome} WHERE status = 'completed'
                   UNION ALL
-                  SELECT queue, date_trunc('minute', finished_at, 'UTC'), 0, count(*)
-                  FROM {dead}
-                  WHERE finished_at >= (SELECT at FROM since)
-                  GROUP BY 1, 2) AS finished
-            GROUP BY queue, minute
+                  SELECT queue, finished_at, true FROM {dead}) AS finished
+            WHERE finished_at >= ?::timestamptz AND finished_at >= date_trunc('minute', now() - interval '1 day', 'UTC')
+            GROUP BY 1, 2
             ORDER BY minute, queue
             """;
 
