@@ -46,8 +46,12 @@ public final class DrainBenchmark {
         Map<String, String> options = parse(args);
         int jobs = Integer.parseInt(options.getOrDefault("jobs", "100000"));
         int concurrency = Integer.parseInt(options.getOrDefault("concurrency", "16"));
-        int batchSize = Integer.parseInt(options.getOrDefault("batch-size", Integer.toString(concurrency)));
-        int prefetch = Integer.parseInt(options.getOrDefault("prefetch", "0"));
+        // Unset, claims and prefetch are the engine's defaults: what a user who tunes nothing gets.
+        int batchSize = Integer.parseInt(options.getOrDefault("batch-size",
+                Integer.toString(QueueOptions.DEFAULT_BATCH_SIZE)));
+        String prefetchOption = options.getOrDefault("prefetch", "adaptive");
+        int prefetch = "adaptive".equals(prefetchOption) ? QueueOptions.ADAPTIVE_PREFETCH
+                : Integer.parseInt(prefetchOption);
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
         boolean writeOnce = !"row-per-job".equals(options.getOrDefault("layout", "write-once"));
 
@@ -59,8 +63,9 @@ public final class DrainBenchmark {
             JobStore store = JobStore.of(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
-            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d prefetch=%d layout=%s"
-                    + " cores=%d java=%s%n", jobs, concurrency, batchSize, prefetch, writeOnce ? "write-once" : "row-per-job",
+            System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d prefetch=%s layout=%s"
+                    + " cores=%d java=%s%n", jobs, concurrency, batchSize, prefetchOption,
+                    writeOnce ? "write-once" : "row-per-job",
                     Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
             System.out.printf("PostgreSQL: %s%n", jdbc.queryForObject("SHOW server_version", String.class));
 

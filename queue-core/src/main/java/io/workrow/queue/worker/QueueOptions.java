@@ -24,20 +24,29 @@ import java.util.Locale;
  * @param fairness how the queue's work is shared among fairness keys; not with ordering
  * @param prefetch most jobs claimed ahead of free handler slots, waiting in the runtime to start
  *     (their leases renewed; handed back unstarted at shutdown), so the next claim's round trip
- *     overlaps running handlers; zero claims only for free slots. Not with a circuit breaker, nor
- *     with burst or spaced fairness, whose limits count claims
+ *     overlaps running handlers; zero claims only for free slots; {@link #ADAPTIVE_PREFETCH} (the
+ *     default) lets the runtime keep about {@link AdaptivePrefetch#HORIZON} of its handlers'
+ *     measured throughput in line, at most two claims ({@code 2 × batchSize}). A fixed prefetch is
+ *     not available with a circuit breaker, nor with burst or spaced fairness, whose limits count
+ *     claims; there the adaptive one stays at zero
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
         int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
-    /** Default most jobs per claim. */
-    public static final int DEFAULT_BATCH_SIZE = 16;
+    /**
+     * Default most jobs per claim. A claim takes no more than the poller's room (free slots plus the
+     * prefetch), so with slow handlers claims stay small whatever this says; it caps the large
+     * claims that short handlers need to keep the database's round trips off their path.
+     */
+    public static final int DEFAULT_BATCH_SIZE = 500;
     /** Default lease. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(5);
-    /** Default most jobs claimed ahead of free slots. */
-    public static final int DEFAULT_PREFETCH = 0;
+    /** A prefetch the runtime adapts to its handlers' measured throughput: see {@link AdaptivePrefetch}. */
+    public static final int ADAPTIVE_PREFETCH = -1;
+    /** Default most jobs claimed ahead of free slots: adaptive. */
+    public static final int DEFAULT_PREFETCH = ADAPTIVE_PREFETCH;
     /** The shortest lease: renewals run every third of it, and must not flood the database. */
     public static final Duration MIN_LEASE = Duration.ofSeconds(1);
 
@@ -55,7 +64,9 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
             Settings.requirePositive("timeout", timeout);
         }
         Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
-        Settings.requireAtLeast("prefetch", 0, prefetch);
+        if (prefetch != ADAPTIVE_PREFETCH) {
+            Settings.requireAtLeast("prefetch", 0, prefetch);
+        }
         if (ordering == null) {
             throw new IllegalArgumentException("ordering must be set (KeyOrdering.NONE for none)");
         }
@@ -98,7 +109,10 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         this(concurrency, batchSize, lease, backoff, timeout, 0, null, KeyOrdering.NONE);
     }
 
-    /** Concurrency 8, batches of 16, a 5-minute lease, the default backoff, no timeout, no breaker. */
+    /**
+     * Concurrency 8, claims of at most 500, an adaptive prefetch, a 5-minute lease, the default
+     * backoff, no timeout, no breaker.
+     */
     public static QueueOptions defaults() {
         return new QueueOptions(DEFAULT_CONCURRENCY, DEFAULT_BATCH_SIZE, DEFAULT_LEASE, RetryBackoff.DEFAULT);
     }
@@ -156,10 +170,33 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
                 fairness, prefetch);
     }
 
-    /** Claims up to {@code prefetch} jobs ahead of free handler slots; zero for none. */
+    /**
+     * Claims up to {@code prefetch} jobs ahead of free handler slots; zero for none,
+     * {@link #ADAPTIVE_PREFETCH} to let the runtime size it.
+     */
     public QueueOptions withPrefetch(int prefetch) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
                 fairness, prefetch);
+    }
+
+    /**
+     * Whether the runtime sizes this queue's prefetch: asked for, and no breaker or burst/spaced
+     * fairness whose limits count claims (there it stays at zero).
+     */
+    public boolean adaptsPrefetch() {
+        return prefetch == ADAPTIVE_PREFETCH && !limitsCountClaims();
+    }
+
+    /** The most jobs this queue's poller may hold beyond its handler slots. */
+    public int mostPrefetched() {
+        if (prefetch != ADAPTIVE_PREFETCH) {
+            return prefetch;
+        }
+        return adaptsPrefetch() ? 2 * batchSize : 0;
+    }
+
+    private boolean limitsCountClaims() {
+        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED);
     }
 
     /** How the sweeper recovers {@code queue}'s jobs under these options: its backoff and max-lease-expiries. */

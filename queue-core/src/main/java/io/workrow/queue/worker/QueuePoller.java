@@ -16,9 +16,10 @@ import org.slf4j.LoggerFactory;
  * puts them in line for the handler threads. Room is the free handler slots plus the queue's
  * prefetch: with a prefetch, jobs claimed ahead wait in line (their leases renewed like running
  * ones) while the next claim's round trip overlaps the handlers, and a handler that finishes takes
- * the next job in line on the same thread. When the queue has nothing due the poller waits for a
- * wake-up (an insert notification, freed room) or the poll interval, whichever comes first. At
- * stop, jobs still in line go back unstarted.
+ * the next job in line on the same thread. Unless the queue fixes its prefetch, the poller sizes
+ * it from its handlers' throughput before each claim ({@link AdaptivePrefetch}). When the queue has
+ * nothing due the poller waits for a wake-up (an insert notification, freed room) or the poll
+ * interval, whichever comes first. At stop, jobs still in line go back unstarted.
  */
 final class QueuePoller implements Runnable {
 
@@ -48,8 +49,10 @@ final class QueuePoller implements Runnable {
     private final Duration pollInterval;
     /** Handlers running: one permit per handler slot. */
     private final Semaphore slots;
-    /** Jobs held, in line or running: one permit per slot plus the prefetch. */
-    private final Semaphore room;
+    /** Jobs held, in line or running, against the slots plus the prefetch. */
+    private final PollerRoom room;
+    /** The prefetch's size from measured throughput, or {@code null} when the queue fixes it. */
+    private final AdaptivePrefetch adaptive;
     /** Claimed jobs waiting for a handler slot, in claim order. */
     private final ConcurrentLinkedQueue<RunningJob> inLine = new ConcurrentLinkedQueue<>();
     private final Wakeup wakeup = new Wakeup();
@@ -70,7 +73,11 @@ final class QueuePoller implements Runnable {
         this.handlerThreads = handlerThreads;
         this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
-        this.room = new Semaphore(registration.options().concurrency() + registration.options().prefetch());
+        QueueOptions options = registration.options();
+        this.adaptive = options.adaptsPrefetch()
+                ? new AdaptivePrefetch(options.mostPrefetched(), System.nanoTime())
+                : null;
+        this.room = new PollerRoom(options.concurrency(), adaptive != null ? 0 : options.mostPrefetched());
     }
 
     String queue() {
@@ -90,7 +97,9 @@ final class QueuePoller implements Runnable {
         if (options.breaker() != null) {
             text.append(" breaker");
         }
-        if (options.prefetch() > 0) {
+        if (adaptive != null) {
+            text.append(" prefetch adaptive 0..").append(options.mostPrefetched());
+        } else if (options.prefetch() > 0) {
             text.append(" prefetch ").append(options.prefetch());
         }
         return text.toString();
@@ -99,6 +108,11 @@ final class QueuePoller implements Runnable {
     /** A hint that jobs may be due now (an insert notification or a reconnect). */
     void wake() {
         wakeup.signal();
+    }
+
+    /** Most jobs this poller may claim ahead of free slots now. */
+    int prefetch() {
+        return room.capacity() - registration.options().concurrency();
     }
 
     /** Stops claiming; jobs already handed out keep running. */
@@ -110,12 +124,11 @@ final class QueuePoller implements Runnable {
     @Override
     public void run() {
         QueueOptions options = registration.options();
-        int fullClaim = Math.min(options.batchSize(), options.concurrency() + options.prefetch());
         boolean busy = false;
         long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
         while (running) {
             try {
-                busy = pollOnce(options, fullClaim, busy);
+                busy = pollOnce(options, busy);
                 errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
             } catch (Throwable e) {
                 // Nothing may end a poller while the runtime runs: the queue would silently stop.
@@ -129,14 +142,17 @@ final class QueuePoller implements Runnable {
     }
 
     /** One claim, when there is room; returns whether the queue looked busy (a full claim came back). */
-    private boolean pollOnce(QueueOptions options, int fullClaim, boolean busy) {
+    private boolean pollOnce(QueueOptions options, boolean busy) {
+        if (adaptive != null) {
+            room.resize(adaptive.update(System.nanoTime()));
+        }
         if (!awaitRoom(1, pollInterval)) {
             return busy;
         }
         if (busy) {
-            awaitRoom(fullClaim, GATHER_DELAY);
+            awaitRoom(Math.min(options.batchSize(), room.capacity()), GATHER_DELAY);
         }
-        int wanted = Math.min(room.availablePermits(), options.batchSize());
+        int wanted = Math.min(room.free(), options.batchSize());
         if (wanted == 0 || !running) {
             return busy;
         }
@@ -150,7 +166,7 @@ final class QueuePoller implements Runnable {
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedPosition job : claimed) {
             RunningJob held = new RunningJob(job, registration, claimSentNanos);
-            room.acquireUninterruptibly();
+            room.take();
             inFlight.add(held);
             inLine.add(held);
         }
@@ -195,16 +211,16 @@ final class QueuePoller implements Runnable {
      * whether there is room for any (a stop or notification may end the wait early).
      */
     private boolean awaitRoom(int wanted, Duration timeout) {
-        if (room.availablePermits() >= wanted) {
+        if (room.free() >= wanted) {
             return true;
         }
         // Publish first, then check: room freed in between is either seen here or signals us.
         wakeAtFreeRoom = wanted;
         try {
-            if (room.availablePermits() < wanted) {
+            if (room.free() < wanted) {
                 wakeup.await(timeout);
             }
-            return room.availablePermits() > 0;
+            return room.free() > 0;
         } finally {
             wakeAtFreeRoom = 0;
         }
@@ -234,6 +250,9 @@ final class QueuePoller implements Runnable {
                 try {
                     executor.run(job);
                 } finally {
+                    if (adaptive != null) {
+                        adaptive.finished();
+                    }
                     freeRoom();
                 }
             }
@@ -253,9 +272,9 @@ final class QueuePoller implements Runnable {
     }
 
     private void freeRoom() {
-        room.release();
+        room.give();
         int wake = wakeAtFreeRoom;
-        if (wake > 0 && room.availablePermits() >= wake) {
+        if (wake > 0 && room.free() >= wake) {
             wakeup.signal();
         }
     }
@@ -264,7 +283,7 @@ final class QueuePoller implements Runnable {
     private void handBackInLine() {
         List<Long> handedBack = new java.util.ArrayList<>();
         for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
-            room.release();
+            room.give();
             job.markFinishing();
             handedBack.add(job.id());
             writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));

@@ -149,7 +149,7 @@ public final class WorkerRuntime implements AutoCloseable {
         }, builder.completionBatchSize,
                 builder.completionMaxDelay, builder.completionBatchSize + builder.registrations.values().stream()
                         .mapToInt(registration -> registration.options().concurrency()
-                                + registration.options().prefetch()).sum());
+                                + registration.options().mostPrefetched()).sum());
         this.keeper = new LeaseKeeper(claims.on(keeperConnection), claims.on(handlerWritesConnection), writer::letGo,
                 inFlight, workerId, builder.metrics, renewEvery);
         // Only ordered queues need to know the other workers: buckets are owned per worker.
@@ -254,6 +254,18 @@ public final class WorkerRuntime implements AutoCloseable {
     /** Number of jobs claimed by this runtime whose outcome is not yet recorded. */
     public int inFlightCount() {
         return inFlight.size();
+    }
+
+    /**
+     * Most jobs {@code queue}'s poller may claim now ahead of free handler slots: its fixed
+     * prefetch, or the one it sizes from its handlers' throughput.
+     */
+    public int prefetch(String queue) {
+        QueuePoller poller = pollers.get(queue);
+        if (poller == null) {
+            throw new IllegalArgumentException("no handler registered for queue " + queue);
+        }
+        return poller.prefetch();
     }
 
     /** Whether the runtime is started and every queue's poller thread is alive. */

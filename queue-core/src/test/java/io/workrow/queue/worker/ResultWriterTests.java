@@ -55,7 +55,9 @@ class ResultWriterTests {
                     while (!locked.contains(job.id())) {
                         Thread.sleep(10);
                     }
-                }, QueueOptions.defaults().withConcurrency(2).withLease(Duration.ofSeconds(3)))
+                    // No line: the writer's room is then a batch plus one result per slot. (With a
+                    // prefetch it grows by the most the line may hold, adaptive or fixed.)
+                }, QueueOptions.defaults().withConcurrency(2).withLease(Duration.ofSeconds(3)).withPrefetch(0))
                 .build();
         try (Connection operator = database.dataSource().getConnection()) {
             operator.setAutoCommit(false);

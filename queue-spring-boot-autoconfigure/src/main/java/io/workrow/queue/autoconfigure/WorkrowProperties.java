@@ -382,17 +382,17 @@ public class WorkrowProperties {
         /** Most handlers of one queue running at once in this application. */
         private int concurrency = 8;
 
-        /** Most jobs claimed by one statement (fewer when there is less room: free handler slots plus the prefetch). */
-        private int batchSize = 16;
+        /** Most jobs claimed by one statement (fewer when there is less room: free handler slots plus the prefetch); with slow handlers claims stay small whatever this says. */
+        private int batchSize = 500;
 
-        /** Most jobs claimed ahead of free handler slots, waiting in this application to start (leases renewed, handed back unstarted at shutdown); 0 claims only for free slots. */
-        private int prefetch = 0;
+        /** Most jobs claimed ahead of free handler slots, waiting in this application to start (leases renewed, handed back unstarted at shutdown); 0 claims only for free slots. Unset: adaptive, about a tenth of a second of the handlers' measured throughput, at most twice the batch size (zero with a circuit breaker or burst/spaced fairness). */
+        private Integer prefetch;
 
-        public int getPrefetch() {
+        public Integer getPrefetch() {
             return prefetch;
         }
 
-        public void setPrefetch(int prefetch) {
+        public void setPrefetch(Integer prefetch) {
             this.prefetch = prefetch;
         }
 

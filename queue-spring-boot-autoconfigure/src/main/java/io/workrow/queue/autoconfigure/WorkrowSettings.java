@@ -247,12 +247,15 @@ public final class WorkrowSettings {
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
             Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness,
-            int prefetch) {
+            Integer prefetch) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
             atLeast(prefix + ".batch-size", 1, batchSize);
-            atLeast(prefix + ".prefetch", 0, prefetch);
+            if (prefetch != null && prefetch < 0) {
+                throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
+                        "must be at least 0 (leave it unset for a prefetch sized from the handlers' throughput)");
+            }
             atLeast(prefix + ".max-attempts", 1, maxAttempts);
             String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
             positive(leaseKey, lease);
@@ -280,11 +283,11 @@ public final class WorkrowSettings {
             if (maxLeaseExpiries != null) {
                 atLeast(prefix + ".max-lease-expiries", 1, maxLeaseExpiries);
             }
-            if (prefetch > 0 && breaker != null) {
+            if (prefetch != null && prefetch > 0 && breaker != null) {
                 throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
                         "not available with a circuit breaker: jobs claimed ahead would still start while it is open");
             }
-            if (prefetch > 0 && fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) {
+            if (prefetch != null && prefetch > 0 && fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) {
                 throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
                         "not available with fairness." + fairness.mode().name().toLowerCase(Locale.ROOT)
                                 + ": its rate counts claims, and jobs waiting in line would start together");
@@ -336,7 +339,8 @@ public final class WorkrowSettings {
 
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
-                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness, prefetch);
+                    timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness,
+                    prefetch == null ? QueueOptions.ADAPTIVE_PREFETCH : prefetch);
         }
 
         private static <T> T or(T value, T fallback) {

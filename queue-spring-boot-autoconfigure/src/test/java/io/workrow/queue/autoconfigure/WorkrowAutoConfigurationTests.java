@@ -360,7 +360,7 @@ class WorkrowAutoConfigurationTests {
             assertThat(fast.lease()).hasMinutes(2);
             assertThat(fast.backoff().initial()).hasSeconds(5);
             assertThat(fast.backoff().multiplier()).isEqualTo(2.0);
-            assertThat(settings.queueOptions("other").batchSize()).isEqualTo(16);
+            assertThat(settings.queueOptions("other").batchSize()).isEqualTo(QueueOptions.DEFAULT_BATCH_SIZE);
             assertThat(List.copyOf(settings.configuredQueues())).containsExactly("fast");
         });
     }
@@ -383,6 +383,24 @@ class WorkrowAutoConfigurationTests {
                     assertThat(settings.queueOptions("other").breaker()).isNull();
                     assertThat(settings.defaultQueueOptions().maxLeaseExpiries()).isEqualTo(4);
                 });
+    }
+
+    @Test
+    void anUnsetPrefetchAdaptsExceptWhereALimitCountsClaims() {
+        withDatabase().withPropertyValues("workrow.queues.pay.breaker.enabled=true",
+                "workrow.queues.digest.fairness.mode=spaced", "workrow.queues.bulk.batch-size=40",
+                "workrow.queues.fixed.prefetch=0").run(context -> {
+            WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+            QueueOptions bulk = settings.queueOptions("bulk");
+            assertThat(bulk.prefetch()).isEqualTo(QueueOptions.ADAPTIVE_PREFETCH);
+            assertThat(bulk.adaptsPrefetch()).isTrue();
+            assertThat(bulk.mostPrefetched()).as("two claims").isEqualTo(80);
+            assertThat(settings.queueOptions("pay").adaptsPrefetch()).as("breaker").isFalse();
+            assertThat(settings.queueOptions("pay").mostPrefetched()).isZero();
+            assertThat(settings.queueOptions("digest").adaptsPrefetch()).as("spaced fairness").isFalse();
+            assertThat(settings.queueOptions("fixed").adaptsPrefetch()).isFalse();
+            assertThat(settings.queueOptions("fixed").mostPrefetched()).isZero();
+        });
     }
 
     @Test

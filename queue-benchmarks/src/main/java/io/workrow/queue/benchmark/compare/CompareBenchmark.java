@@ -89,7 +89,10 @@ public final class CompareBenchmark {
     }
 
     private void run() throws InterruptedException {
-        WorkrowContender workrow = new WorkrowContender(database, batch, intOption("prefetch", 2 * batch),
+        // --prefetch=adaptive leaves the queue's prefetch unset, as a user who tunes nothing does.
+        String prefetch = options.getOrDefault("prefetch", Integer.toString(2 * batch));
+        WorkrowContender workrow = new WorkrowContender(database, batch,
+                "adaptive".equals(prefetch) ? null : Integer.valueOf(prefetch),
                 !"row-per-job".equals(options.getOrDefault("layout", "write-once")));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");

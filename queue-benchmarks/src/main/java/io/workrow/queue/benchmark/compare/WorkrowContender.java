@@ -25,13 +25,14 @@ final class WorkrowContender implements Contender {
 
     private final BenchDatabase database;
     private final int batchSize;
-    private final int prefetch;
+    /** The queue's prefetch, or {@code null} to leave it unset: sized from the handlers' throughput. */
+    private final Integer prefetch;
     /** Whether the schema takes the write-once layout (V13), which the workers' starter then runs on. */
     private final boolean writeOnce;
     private JobStore store;
     private JdbcJobQueue jobQueue;
 
-    WorkrowContender(BenchDatabase database, int batchSize, int prefetch, boolean writeOnce) {
+    WorkrowContender(BenchDatabase database, int batchSize, Integer prefetch, boolean writeOnce) {
         this.database = database;
         this.batchSize = batchSize;
         this.prefetch = prefetch;
@@ -155,7 +156,7 @@ final class WorkrowContender implements Contender {
     @Override
     public String configuration() {
         return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
-                + "concurrency 32, batch " + batchSize + ", prefetch " + prefetch + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
+                + "concurrency 32, batch " + batchSize + ", prefetch " + (prefetch == null ? "adaptive" : prefetch) + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
                 + "1 s safety poll, poll-only every 100 ms; "
                 + (writeOnce ? "write-once layout: a claim row per batch, finished jobs kept as outcome rows"
                         : "finished jobs kept as rows with status completed");
@@ -163,7 +164,7 @@ final class WorkrowContender implements Contender {
 
     private WorkerProcess start(String name, Handler handler, int concurrency, boolean listen, Duration pollInterval) {
         String queue = "--workrow.queues." + QUEUE;
-        return WorkerProcess.start(name, database.javaCommand(WorkrowWorkerApplication.class.getName(), List.of(
+        List<String> arguments = new java.util.ArrayList<>(List.of(
                 "--spring.main.banner-mode=off",
                 "--logging.level.root=WARN",
                 "--spring.datasource.url=" + database.jdbcUrl(),
@@ -174,7 +175,11 @@ final class WorkrowContender implements Contender {
                 "--workrow.poll-interval=" + pollInterval.toMillis() + "ms",
                 queue + ".concurrency=" + concurrency,
                 queue + ".batch-size=" + batchSize,
-                queue + ".prefetch=" + prefetch,
-                "--bench.handler=" + handler.argument)), java.util.Map.of(), database.logDirectory());
+                "--bench.handler=" + handler.argument));
+        if (prefetch != null) {
+            arguments.add(queue + ".prefetch=" + prefetch);
+        }
+        return WorkerProcess.start(name, database.javaCommand(WorkrowWorkerApplication.class.getName(), arguments),
+                java.util.Map.of(), database.logDirectory());
     }
 }

@@ -1,0 +1,71 @@
+package io.workrow.queue.worker;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The prefetch of a queue that did not fix one: about {@link #HORIZON} of its handlers' measured
+ * throughput, between zero and a ceiling (two claims).
+ *
+ * <p>Jobs claimed ahead pay only while handlers are short: then a claim's round trip, not the
+ * handler, is the cost of a job, and a line lets the next claim overlap the running handlers.
+ * With slow handlers a line would hoard work other nodes could run and count its wait as lag, and
+ * it buys nothing, since one claim per slot is cheap beside the handler. Throughput tells the two
+ * apart without a setting: the line holds what the handlers finish in a tenth of a second, so 8
+ * handlers of 1 ms keep up to 800 jobs in line and 8 handlers of 1 s keep none. The throughput is
+ * a moving average of the finishes the poller sees between its claims, so the line grows within a
+ * few claims when a backlog of short jobs arrives and shrinks as handlers slow or the queue empties.
+ * Jobs already in line when handlers slow are not handed back: they wait out their turn, leases
+ * renewed, which the ceiling bounds.
+ */
+final class AdaptivePrefetch {
+
+    /** How much of the handlers' work the line holds. */
+    static final Duration HORIZON = Duration.ofMillis(100);
+
+    /** The shortest span a throughput sample covers: shorter ones are noise from a claim or two. */
+    private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+    /** Weight of the newest sample in the moving average. */
+    private static final double NEWEST_WEIGHT = 0.5;
+
+    private final int ceiling;
+    private final LongAdder finished = new LongAdder();
+    /** Poller thread only, from here to {@link #jobsPerSecond}. */
+    private long sampledAtNanos;
+    private long finishedAtSample;
+    private double jobsPerSecond = -1;
+    private volatile int current;
+
+    AdaptivePrefetch(int ceiling, long nowNanos) {
+        this.ceiling = ceiling;
+        this.sampledAtNanos = nowNanos;
+    }
+
+    /** A handler finished a job (any outcome). Any thread. */
+    void finished() {
+        finished.increment();
+    }
+
+    /** The prefetch now. Any thread. */
+    int current() {
+        return current;
+    }
+
+    /** Folds in the finishes since the last sample, when a sample's span has passed; poller thread. */
+    int update(long nowNanos) {
+        long span = nowNanos - sampledAtNanos;
+        if (span < SAMPLE_NANOS) {
+            return current;
+        }
+        long total = finished.sum();
+        double sample = (total - finishedAtSample) * 1e9 / span;
+        jobsPerSecond = jobsPerSecond < 0 ? sample : NEWEST_WEIGHT * sample + (1 - NEWEST_WEIGHT) * jobsPerSecond;
+        sampledAtNanos = nowNanos;
+        finishedAtSample = total;
+        long wanted = (long) (jobsPerSecond * HORIZON.toNanos() / 1e9);
+        current = (int) Math.min(ceiling, wanted);
+        return current;
+    }
+}

@@ -1,0 +1,43 @@
+package io.workrow.queue.worker;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * How many more jobs one poller may claim: its handler slots plus its prefetch, less the jobs it
+ * holds (in line or running). The prefetch may change while jobs are held; a smaller one leaves no
+ * room until enough of them finish, and never takes a held job back.
+ */
+final class PollerRoom {
+
+    private final int slots;
+    private final AtomicInteger held = new AtomicInteger();
+    private volatile int prefetch;
+
+    PollerRoom(int slots, int prefetch) {
+        this.slots = slots;
+        this.prefetch = prefetch;
+    }
+
+    int free() {
+        return Math.max(0, slots + prefetch - held.get());
+    }
+
+    /** The most one claim may fill: every slot and the whole prefetch. */
+    int capacity() {
+        return slots + prefetch;
+    }
+
+    void resize(int prefetch) {
+        this.prefetch = prefetch;
+    }
+
+    /** A claimed job is held; only the poller takes room, and never more than {@link #free}. */
+    void take() {
+        held.incrementAndGet();
+    }
+
+    /** A held job ended or went back. */
+    void give() {
+        held.decrementAndGet();
+    }
+}
