@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.LongAdder;
  * it buys nothing, since one claim per slot is cheap beside the handler. Throughput tells the two
  * apart without a setting: the line holds what the handlers finish in a tenth of a second, so 8
  * handlers of 1 ms keep up to 800 jobs in line and 8 handlers of 1 s keep none. The throughput is
- * a moving average of the finishes the poller sees between its claims, so the line grows within a
- * few claims when a backlog of short jobs arrives and shrinks as handlers slow or the queue empties.
+ * a moving average of the finishes the poller sees between its claims, each sample weighted by the
+ * time it spans ({@link #MEMORY}), so the line grows within a few claims when a backlog of short
+ * jobs arrives, and an idle second forgets a drain: a burst of slow jobs after it finds no line.
  * Jobs already in line when handlers slow are not handed back: they wait out their turn, leases
  * renewed, which the ceiling bounds.
  */
@@ -27,10 +28,15 @@ final class AdaptivePrefetch {
     /** The shortest span a throughput sample covers: shorter ones are noise from a claim or two. */
     private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    /** Weight of the newest sample in the moving average. */
-    private static final double NEWEST_WEIGHT = 0.5;
+    /**
+     * How long the average remembers: a sample spanning this much time weighs 1 - 1/e (63 %) of
+     * it, so an idle second leaves under 1 % of a drain's rate.
+     */
+    static final Duration MEMORY = Duration.ofMillis(200);
 
     private final int ceiling;
+    /** The rate at which the line reaches its ceiling: more is no news, and would take longer to forget. */
+    private final double mostJobsPerSecond;
     private final LongAdder finished = new LongAdder();
     /** Poller thread only, from here to {@link #jobsPerSecond}. */
     private long sampledAtNanos;
@@ -38,9 +44,15 @@ final class AdaptivePrefetch {
     private double jobsPerSecond = -1;
     private volatile int current;
 
-    AdaptivePrefetch(int ceiling, long nowNanos) {
+    AdaptivePrefetch(int ceiling) {
         this.ceiling = ceiling;
-        this.sampledAtNanos = nowNanos;
+        this.mostJobsPerSecond = ceiling * 1e9 / HORIZON.toNanos();
+    }
+
+    /** Measures from now on: the time before the poller ran, with no finishes, is no sample. Poller thread. */
+    void begin(long nowNanos) {
+        sampledAtNanos = nowNanos;
+        finishedAtSample = finished.sum();
     }
 
     /** A handler finished a job (any outcome). Any thread. */
@@ -60,8 +72,9 @@ final class AdaptivePrefetch {
             return current;
         }
         long total = finished.sum();
-        double sample = (total - finishedAtSample) * 1e9 / span;
-        jobsPerSecond = jobsPerSecond < 0 ? sample : NEWEST_WEIGHT * sample + (1 - NEWEST_WEIGHT) * jobsPerSecond;
+        double sample = Math.min(mostJobsPerSecond, (total - finishedAtSample) * 1e9 / span);
+        double weight = 1 - Math.exp(-(double) span / MEMORY.toNanos());
+        jobsPerSecond = jobsPerSecond < 0 ? sample : weight * sample + (1 - weight) * jobsPerSecond;
         sampledAtNanos = nowNanos;
         finishedAtSample = total;
         long wanted = (long) (jobsPerSecond * HORIZON.toNanos() / 1e9);

@@ -8,7 +8,8 @@ import java.util.Locale;
  * How one queue is worked.
  *
  * @param concurrency most handlers of this queue running at once in one runtime
- * @param batchSize most jobs claimed by one statement (fewer when fewer slots are free)
+ * @param batchSize most jobs claimed by one statement (fewer when there is less room: free slots
+ *     plus the prefetch)
  * @param lease how long a claim holds a job without a renewal; the runtime renews it while the
  *     handler runs, so it bounds how soon a crashed or frozen worker's jobs run elsewhere, not how
  *     long a handler may take
@@ -64,8 +65,9 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
             Settings.requirePositive("timeout", timeout);
         }
         Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
-        if (prefetch != ADAPTIVE_PREFETCH) {
-            Settings.requireAtLeast("prefetch", 0, prefetch);
+        if (prefetch < 0 && prefetch != ADAPTIVE_PREFETCH) {
+            throw new IllegalArgumentException("prefetch must be at least 0, or ADAPTIVE_PREFETCH (-1) to let the"
+                    + " runtime size it, was " + prefetch);
         }
         if (ordering == null) {
             throw new IllegalArgumentException("ordering must be set (KeyOrdering.NONE for none)");
@@ -192,7 +194,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         if (prefetch != ADAPTIVE_PREFETCH) {
             return prefetch;
         }
-        return adaptsPrefetch() ? 2 * batchSize : 0;
+        return adaptsPrefetch() ? (int) Math.min(Integer.MAX_VALUE / 2, 2L * batchSize) : 0;
     }
 
     private boolean limitsCountClaims() {

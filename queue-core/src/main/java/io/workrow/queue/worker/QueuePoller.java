@@ -75,7 +75,7 @@ final class QueuePoller implements Runnable {
         this.slots = new Semaphore(registration.options().concurrency());
         QueueOptions options = registration.options();
         this.adaptive = options.adaptsPrefetch()
-                ? new AdaptivePrefetch(options.mostPrefetched(), System.nanoTime())
+                ? new AdaptivePrefetch(options.mostPrefetched())
                 : null;
         this.room = new PollerRoom(options.concurrency(), adaptive != null ? 0 : options.mostPrefetched());
     }
@@ -124,6 +124,9 @@ final class QueuePoller implements Runnable {
     @Override
     public void run() {
         QueueOptions options = registration.options();
+        if (adaptive != null) {
+            adaptive.begin(System.nanoTime());
+        }
         boolean busy = false;
         long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
         while (running) {

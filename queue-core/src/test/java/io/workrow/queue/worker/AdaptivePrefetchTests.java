@@ -44,23 +44,40 @@ class AdaptivePrefetchTests {
 
     @Test
     void theLineHoldsATenthOfASecondOfMeasuredThroughputUpToItsCeiling() {
-        AdaptivePrefetch prefetch = new AdaptivePrefetch(1000, 0);
+        AdaptivePrefetch prefetch = new AdaptivePrefetch(1000);
+        prefetch.begin(0);
         assertThat(prefetch.current()).as("nothing measured yet").isZero();
 
         finish(prefetch, 400);
         assertThat(prefetch.update(20 * MS)).as("a span too short to sample changes nothing").isZero();
         assertThat(prefetch.update(100 * MS)).as("400 in 100 ms: 4,000/s, 400 in a tenth of a second").isEqualTo(400);
+        assertThat(prefetch.update(150 * MS)).as("a quiet 50 ms weighs by its time: 1 - e^-0.25 of the average")
+                .isBetween(300, 320);
 
-        finish(prefetch, 5_000);
-        assertThat(prefetch.update(200 * MS)).as("50,000/s would want 5,000: two claims at most").isEqualTo(1000);
-
-        for (long now = 300; now <= 1_500; now += 100) {
+        long now = 150;
+        for (int i = 0; i < 12; i++) {
+            finish(prefetch, 5_000);
+            now += 100;
             prefetch.update(now * MS);
         }
-        assertThat(prefetch.current()).as("handlers that stop finishing let the line shrink to nothing").isZero();
+        assertThat(prefetch.current()).as("50,000/s would want 5,000: two claims at most").isBetween(990, 1000);
+
+        now += 1_000;
+        assertThat(prefetch.update(now * MS)).as("an idle second forgets the drain").isLessThanOrEqualTo(10);
 
         finish(prefetch, 8);
-        assertThat(prefetch.update(2_500 * MS)).as("8 handlers of 1 s: 8/s keeps no line").isZero();
+        now += 1_000;
+        assertThat(prefetch.update(now * MS)).as("8 handlers of 1 s: 8/s keeps no line").isZero();
+    }
+
+    @Test
+    void timeBeforeThePollerRunsIsNoSample() {
+        AdaptivePrefetch prefetch = new AdaptivePrefetch(1000);
+        finish(prefetch, 3);
+        prefetch.begin(5_000 * MS);
+        finish(prefetch, 300);
+        assertThat(prefetch.update(5_100 * MS)).as("3,000/s from the start, the earlier finishes not counted")
+                .isEqualTo(300);
     }
 
     @Test
@@ -97,15 +114,15 @@ class AdaptivePrefetchTests {
     @Test
     void twoNodesShareASlowBacklogBecauseNeitherClaimsAhead() {
         int jobs = 24;
-        enqueue("slow", jobs, 200);
+        enqueue("slow", jobs, 300);
         Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
         List<WorkerRuntime> runtimes = new ArrayList<>();
         List<AtomicInteger> ranBy = new ArrayList<>();
-        List<AtomicInteger> mostHeld = new ArrayList<>();
+        List<AtomicInteger> mostPrefetch = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             AtomicInteger ran = new AtomicInteger();
             ranBy.add(ran);
-            mostHeld.add(new AtomicInteger());
+            mostPrefetch.add(new AtomicInteger());
             runtimes.add(WorkerRuntime.builder(database.dataSource())
                     .handler("slow", Nap.class, (nap, job) -> {
                         runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
@@ -118,7 +135,7 @@ class AdaptivePrefetchTests {
         try {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(10)).until(() -> {
                 for (int i = 0; i < 2; i++) {
-                    mostHeld.get(i).accumulateAndGet(runtimes.get(i).inFlightCount(), Math::max);
+                    mostPrefetch.get(i).accumulateAndGet(runtimes.get(i).prefetch("slow"), Math::max);
                 }
                 return database.jdbc().queryForObject(
                         "SELECT count(*) FROM workrow_job WHERE status = 'completed'", Integer.class) == jobs;
@@ -127,8 +144,8 @@ class AdaptivePrefetchTests {
             runtimes.forEach(WorkerRuntime::stop);
         }
 
-        // 2 handlers of 200 ms finish 10 jobs a second: a tenth of a second of that is one job.
-        assertThat(mostHeld).allSatisfy(most -> assertThat(most.get()).as("held by one node").isLessThanOrEqualTo(4));
+        // 2 handlers of 300 ms finish under 7 jobs a second: a tenth of a second of that is no job.
+        assertThat(mostPrefetch).allSatisfy(most -> assertThat(most.get()).as("a node's line").isLessThanOrEqualTo(1));
         assertThat(ranBy).allSatisfy(ran -> assertThat(ran.get()).as("each node ran a share").isGreaterThanOrEqualTo(6));
         assertThat(runs.values()).allSatisfy(count -> assertThat(count.get()).isEqualTo(1));
     }

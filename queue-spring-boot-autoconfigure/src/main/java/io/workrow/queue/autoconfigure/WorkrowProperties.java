@@ -509,7 +509,7 @@ public class WorkrowProperties {
         /** Most jobs of this queue claimed by one statement. */
         private Integer batchSize;
 
-        /** Most jobs of this queue claimed ahead of free handler slots. */
+        /** Most jobs of this queue claimed ahead of free handler slots; 0 for none. Unset: workrow.defaults.prefetch, and when that is unset too, adaptive (about a tenth of a second of the handlers' measured throughput). */
         private Integer prefetch;
 
         public Integer getPrefetch() {
