@@ -1,5 +1,6 @@
 package io.workrow.queue.client;
 
+import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.payload.PayloadCodec;

@@ -3,7 +3,7 @@ package io.workrow.queue.metrics;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.transport.SenderContext;
-import io.workrow.queue.client.EnqueueHeaders;
+import io.workrow.queue.metrics.EnqueueHeaders;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

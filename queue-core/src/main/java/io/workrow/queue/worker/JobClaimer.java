@@ -1,5 +1,7 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.worker.cluster.BucketRing;
+import io.workrow.queue.worker.cluster.WorkerRegistry;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.FairnessStore;

@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.worker.thread.BackgroundThread;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimLease;
 import io.workrow.queue.store.ClaimStore;

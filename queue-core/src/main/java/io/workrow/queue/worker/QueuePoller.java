@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.worker.notify.Wakeup;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;

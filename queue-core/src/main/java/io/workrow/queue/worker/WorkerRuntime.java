@@ -1,5 +1,13 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.worker.cluster.WorkerId;
+import io.workrow.queue.worker.cluster.WorkerRegistry;
+import io.workrow.queue.worker.connection.ConnectionBudget;
+import io.workrow.queue.worker.connection.ReservedConnection;
+import io.workrow.queue.worker.notify.InsertListener;
+import io.workrow.queue.worker.periodic.RecurringScheduler;
+import io.workrow.queue.worker.periodic.ScheduledJobPromoter;
+import io.workrow.queue.worker.thread.HandlerThreads;
 import io.workrow.queue.JobHandler;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.RecurringJob;

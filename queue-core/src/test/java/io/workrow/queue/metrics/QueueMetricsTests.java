@@ -1,5 +1,6 @@
 package io.workrow.queue.metrics;
 
+import io.workrow.queue.maintenance.QueueDepthGauges;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

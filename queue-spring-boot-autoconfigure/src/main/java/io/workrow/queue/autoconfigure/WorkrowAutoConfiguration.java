@@ -2,7 +2,7 @@ package io.workrow.queue.autoconfigure;
 
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.QueueAdmin;
-import io.workrow.queue.client.EnqueueHeaders;
+import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.metrics.QueueMetrics;

@@ -3,7 +3,7 @@ package io.workrow.queue.autoconfigure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.metrics.MicrometerQueueMetrics;
-import io.workrow.queue.metrics.QueueDepthGauges;
+import io.workrow.queue.maintenance.QueueDepthGauges;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;
 import io.workrow.queue.spring.lifecycle.MaintenanceLifecycle;

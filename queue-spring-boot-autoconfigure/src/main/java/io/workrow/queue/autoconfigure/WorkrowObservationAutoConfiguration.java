@@ -1,7 +1,7 @@
 package io.workrow.queue.autoconfigure;
 
 import io.micrometer.observation.ObservationRegistry;
-import io.workrow.queue.client.EnqueueHeaders;
+import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.ObservationJobObserver;
 import io.workrow.queue.metrics.ObservationTraceHeaders;

@@ -14,7 +14,7 @@ import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
 import io.workrow.queue.QueueHandler;
-import io.workrow.queue.client.EnqueueHeaders;
+import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.actuate.WorkrowEndpoint;

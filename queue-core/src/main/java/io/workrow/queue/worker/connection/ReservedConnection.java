@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.connection;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -33,12 +33,12 @@ import org.springframework.jdbc.datasource.AbstractDataSource;
  * borrows from the pool like anything else: if the application has emptied the pool just then,
  * the replacement waits for the pool's connection timeout, as every statement did before.
  */
-final class ReservedConnection extends AbstractDataSource {
+public final class ReservedConnection extends AbstractDataSource {
 
     private static final Logger log = LoggerFactory.getLogger(ReservedConnection.class);
 
     /** A kept connection idle this long is checked before its next statement: a firewall may have dropped it. */
-    static final long IDLE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
+    public static final long IDLE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int VALIDATION_TIMEOUT_SECONDS = 5;
 
     private final DataSource pool;
@@ -58,7 +58,7 @@ final class ReservedConnection extends AbstractDataSource {
      * @param networkTimeoutMillis how long a statement may wait on the socket, beyond which the
      *     connection counts as broken; longer than the statement timeout, so that expires first
      */
-    ReservedConnection(DataSource pool, String holder, int networkTimeoutMillis) {
+    public ReservedConnection(DataSource pool, String holder, int networkTimeoutMillis) {
         this.pool = pool;
         this.holder = holder;
         this.networkTimeoutMillis = networkTimeoutMillis;
@@ -68,7 +68,7 @@ final class ReservedConnection extends AbstractDataSource {
      * Borrows the connection now, before the application can take them all; if the pool cannot
      * give one, the first statement tries again.
      */
-    synchronized void reserve() {
+    public synchronized void reserve() {
         if (held != null || released) {
             return;
         }
@@ -104,7 +104,7 @@ final class ReservedConnection extends AbstractDataSource {
     }
 
     /** Gives the connection back to the pool, now or when the statement using it ends; later statements borrow. */
-    synchronized void release() {
+    public synchronized void release() {
         released = true;
         if (handlesOpen == 0) {
             giveBack();

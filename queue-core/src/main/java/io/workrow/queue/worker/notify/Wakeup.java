@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.notify;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -10,13 +10,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * the next {@link #await(Duration)} returns at once and no wake-up is lost between a check and
  * a wait.
  */
-final class Wakeup {
+public final class Wakeup {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition signalled = lock.newCondition();
     private boolean pending;
 
-    void signal() {
+    public void signal() {
         lock.lock();
         try {
             pending = true;
@@ -27,7 +27,7 @@ final class Wakeup {
     }
 
     /** Waits until signalled or {@code timeout} passes; returns whether it was signalled. */
-    boolean await(Duration timeout) {
+    public boolean await(Duration timeout) {
         lock.lock();
         try {
             long nanos = timeout.toNanos();
@@ -46,7 +46,7 @@ final class Wakeup {
     }
 
     /** Sleeps for {@code timeout} unless signalled; for back-off waits that a stop must cut short. */
-    void sleep(long millis) {
+    public void sleep(long millis) {
         await(Duration.of(millis, TimeUnit.MILLISECONDS.toChronoUnit()));
     }
 }

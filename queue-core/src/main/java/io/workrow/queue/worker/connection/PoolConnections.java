@@ -1,11 +1,11 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.connection;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 
 /** What the runtime's long-held connections do before they go back to the pool. */
-final class PoolConnections {
+public final class PoolConnections {
 
     private PoolConnections() {
     }
@@ -14,7 +14,7 @@ final class PoolConnections {
      * Runs a query on a connection believed broken, so the pool sees it fail (Hikari marks it
      * evicted) before it is closed: closed first, a broken connection would go back as usable.
      */
-    static void revealBroken(Connection connection) {
+    public static void revealBroken(Connection connection) {
         if (connection == null) {
             return;
         }

@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.cluster;
 
 import io.workrow.queue.client.PartitionBuckets;
 import java.nio.charset.StandardCharsets;

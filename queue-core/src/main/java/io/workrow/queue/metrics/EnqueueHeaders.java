@@ -1,4 +1,4 @@
-package io.workrow.queue.client;
+package io.workrow.queue.metrics;
 
 import java.util.Map;
 

@@ -1,5 +1,6 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.periodic;
 
+import io.workrow.queue.worker.thread.BackgroundThread;
 import io.workrow.queue.store.ClaimStore;
 import java.time.Duration;
 import java.util.Map;
@@ -16,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * rows another runtime is promoting. Promoted queues are woken here and, through the database's
  * notification, on every other node.
  */
-final class ScheduledJobPromoter {
+public final class ScheduledJobPromoter {
 
     private static final Logger log = LoggerFactory.getLogger(ScheduledJobPromoter.class);
 
@@ -27,22 +28,22 @@ final class ScheduledJobPromoter {
     private final Consumer<String> wake;
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-scheduler");
 
-    ScheduledJobPromoter(ClaimStore store, Duration interval, Consumer<String> wake) {
+    public ScheduledJobPromoter(ClaimStore store, Duration interval, Consumer<String> wake) {
         this.store = store;
         this.interval = interval;
         this.wake = wake;
     }
 
-    void start() {
+    public void start() {
         thread.scheduleWithFixedDelay(this::promoteSafely, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    void stop() {
+    public void stop() {
         BackgroundThread.stop(thread);
     }
 
     /** Promotes every scheduled job that is due; returns how many. */
-    int promoteDue() {
+    public int promoteDue() {
         int total = 0;
         int batch;
         do {

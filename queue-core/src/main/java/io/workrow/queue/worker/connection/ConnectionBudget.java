@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.connection;
 
 import java.lang.reflect.Method;
 import javax.sql.DataSource;
@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * statement; every transactional handler holds
  * one while it runs. A pool below that makes handlers and claims queue for connections.
  */
-final class ConnectionBudget {
+public final class ConnectionBudget {
 
     private static final Logger log = LoggerFactory.getLogger(ConnectionBudget.class);
 
@@ -22,7 +22,7 @@ final class ConnectionBudget {
      * The starter's maintenance tasks (sweeper, retirer, retention and fairness pruners), each on
      * a thread of its own and so up to one statement each at once.
      */
-    static final int MAINTENANCE_TASKS = 4;
+    public static final int MAINTENANCE_TASKS = 4;
 
     private final DataSource dataSource;
     private final boolean listening;
@@ -31,7 +31,7 @@ final class ConnectionBudget {
     private final boolean registry;
     private final boolean recurring;
 
-    ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers,
+    public ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers,
             boolean registry, boolean recurring) {
         this.dataSource = dataSource;
         this.listening = listening;
@@ -45,11 +45,11 @@ final class ConnectionBudget {
      * Connections this runtime may hold at once: listener, pollers, writer, keeper, handlers' own
      * writes, promoter, maintenance tasks, worker registry, transactional handlers.
      */
-    int needed() {
+    public int needed() {
         return (listening ? 1 : 0) + pollers + 4 + MAINTENANCE_TASKS + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
     }
 
-    void warnIfShort() {
+    public void warnIfShort() {
         Integer poolSize = maximumPoolSize(dataSource);
         if (poolSize != null && poolSize < needed()) {
             log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
@@ -64,7 +64,7 @@ final class ConnectionBudget {
     }
 
     /** The pool's maximum size when the DataSource says (Hikari and most pools name it so), else null. */
-    static Integer maximumPoolSize(DataSource dataSource) {
+    public static Integer maximumPoolSize(DataSource dataSource) {
         for (String name : new String[] {"getMaximumPoolSize", "getMaxTotal", "getMaxActive"}) {
             try {
                 Method method = dataSource.getClass().getMethod(name);

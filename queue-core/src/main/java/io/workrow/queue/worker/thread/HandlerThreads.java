@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.thread;
 
 import java.lang.reflect.Method;
 import java.util.concurrent.ExecutorService;
@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * pool of platform threads. Either way the poller's slots bound how many run at once. Workrow is
  * built for Java 17, so virtual threads are reached by reflection.
  */
-final class HandlerThreads {
+public final class HandlerThreads {
 
     private static final Method OF_VIRTUAL = method(Thread.class, "ofVirtual");
 
@@ -19,11 +19,11 @@ final class HandlerThreads {
     }
 
     /** Whether handlers run on virtual threads in this JVM. */
-    static boolean virtual() {
+    public static boolean virtual() {
         return OF_VIRTUAL != null;
     }
 
-    static ExecutorService forQueue(String queue, int concurrency) {
+    public static ExecutorService forQueue(String queue, int concurrency) {
         String prefix = "workrow-" + queue + "-";
         if (OF_VIRTUAL != null) {
             try {

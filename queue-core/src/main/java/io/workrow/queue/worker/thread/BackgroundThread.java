@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.thread;
 
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -9,13 +9,13 @@ import java.util.concurrent.TimeUnit;
  * promoter, worker registry) runs on, and how it is stopped: interrupted, then awaited for a few
  * seconds so a statement in flight can end.
  */
-final class BackgroundThread {
+public final class BackgroundThread {
 
     private BackgroundThread() {
     }
 
     /** A single daemon thread named {@code name} that runs scheduled tasks. */
-    static ScheduledExecutorService named(String name) {
+    public static ScheduledExecutorService named(String name) {
         return Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, name);
             thread.setDaemon(true);
@@ -24,7 +24,7 @@ final class BackgroundThread {
     }
 
     /** Stops the thread's tasks and waits up to five seconds for the one running to end. */
-    static void stop(ScheduledExecutorService thread) {
+    public static void stop(ScheduledExecutorService thread) {
         thread.shutdownNow();
         try {
             thread.awaitTermination(5, TimeUnit.SECONDS);

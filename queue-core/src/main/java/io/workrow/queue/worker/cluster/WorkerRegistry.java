@@ -1,5 +1,6 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.cluster;
 
+import io.workrow.queue.worker.thread.BackgroundThread;
 import io.workrow.queue.store.WorkerStore;
 import java.time.Duration;
 import java.util.Arrays;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * During a move two workers may briefly both claim in one bucket; the ordered claim never starts a
  * key's job while another job of the key runs, wherever it runs, so that is harmless.
  */
-final class WorkerRegistry {
+public final class WorkerRegistry {
 
     private static final Logger log = LoggerFactory.getLogger(WorkerRegistry.class);
 
@@ -40,7 +41,7 @@ final class WorkerRegistry {
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-registry");
     private volatile long lastBeatNanos;
 
-    WorkerRegistry(WorkerStore store, String workerId, Set<String> orderedQueues, Duration interval,
+    public WorkerRegistry(WorkerStore store, String workerId, Set<String> orderedQueues, Duration interval,
             Consumer<String> wake) {
         this.store = store;
         this.workerId = workerId;
@@ -51,18 +52,18 @@ final class WorkerRegistry {
     }
 
     /** How long a worker counts as live after its last heartbeat. */
-    static Duration liveness(Duration heartbeatInterval) {
+    public static Duration liveness(Duration heartbeatInterval) {
         return heartbeatInterval.multipliedBy(3);
     }
 
     /** Beats once now (so the first claims already know their buckets), then every interval. */
-    void start() {
+    public void start() {
         beatSafely();
         thread.scheduleWithFixedDelay(this::beatSafely, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Stops beating and leaves the registry, so the others take this runtime's buckets at once. */
-    void stop() {
+    public void stop() {
         BackgroundThread.stop(thread);
         owned.clear();
         try {
@@ -74,7 +75,7 @@ final class WorkerRegistry {
     }
 
     /** The buckets of {@code queue} this runtime owns now, ascending; none while its heartbeat is stale. */
-    int[] ownedBuckets(String queue) {
+    public int[] ownedBuckets(String queue) {
         // Before the first heartbeat nothing is owned; after a stale one, nothing is either.
         if (System.nanoTime() - lastBeatNanos > liveness.toNanos()) {
             return NONE;
@@ -83,7 +84,7 @@ final class WorkerRegistry {
     }
 
     /** One heartbeat: records this worker, learns the live ones, recomputes owned buckets. */
-    void beat() {
+    public void beat() {
         long startedNanos = System.nanoTime();
         Map<String, Set<String>> live = store.heartbeat(workerId, orderedQueues, liveness);
         for (String queue : orderedQueues) {

@@ -1,5 +1,6 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.notify;
 
+import io.workrow.queue.worker.connection.PoolConnections;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * vanished without a word (a dropped TCP path) never fails a read of notifications, so the
  * listener probes it with a query every {@link #PROBE_INTERVAL_MILLIS} under a network timeout.
  */
-final class InsertListener implements Runnable {
+public final class InsertListener implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(InsertListener.class);
 
@@ -28,9 +29,9 @@ final class InsertListener implements Runnable {
     private static final long FIRST_RECONNECT_BACKOFF_MILLIS = 100;
     private static final long MAX_RECONNECT_BACKOFF_MILLIS = 30_000;
     /** How often a quiet connection is checked with a query. */
-    static final long PROBE_INTERVAL_MILLIS = 5_000;
+    public static final long PROBE_INTERVAL_MILLIS = 5_000;
     /** How long a probe may wait for an answer before the connection counts as dead. */
-    static final int NETWORK_TIMEOUT_MILLIS = 5_000;
+    public static final int NETWORK_TIMEOUT_MILLIS = 5_000;
 
     private final DataSource dataSource;
     private final String channel;
@@ -47,29 +48,29 @@ final class InsertListener implements Runnable {
      * @param onInsert called with the payload of each notification: a queue name or a cancellation
      * @param onConnect called after each successful (re)connect
      */
-    InsertListener(DataSource dataSource, String channel, Consumer<String> onInsert, Runnable onConnect) {
+    public InsertListener(DataSource dataSource, String channel, Consumer<String> onInsert, Runnable onConnect) {
         this.dataSource = dataSource;
         this.channel = channel;
         this.onInsert = onInsert;
         this.onConnect = onConnect;
     }
 
-    boolean isConnected() {
+    public boolean isConnected() {
         return connected;
     }
 
     /** How long the listener has been without a connection; zero while connected. */
-    java.time.Duration disconnectedFor() {
+    public java.time.Duration disconnectedFor() {
         return connected ? java.time.Duration.ZERO : java.time.Duration.ofNanos(System.nanoTime() - disconnectedSince);
     }
 
-    void stop() {
+    public void stop() {
         running = false;
         stopSignal.signal();
     }
 
     /** The wait before the next reconnect; package-private so tests can see it start over. */
-    long reconnectBackoffMillis() {
+    public long reconnectBackoffMillis() {
         return backoff;
     }
 

@@ -1,4 +1,4 @@
-package io.workrow.queue.metrics;
+package io.workrow.queue.maintenance;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;

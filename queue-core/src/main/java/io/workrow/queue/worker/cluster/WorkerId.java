@@ -1,4 +1,4 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.cluster;
 
 import java.net.InetAddress;
 import java.util.HexFormat;

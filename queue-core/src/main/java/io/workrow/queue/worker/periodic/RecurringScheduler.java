@@ -1,5 +1,6 @@
-package io.workrow.queue.worker;
+package io.workrow.queue.worker.periodic;
 
+import io.workrow.queue.worker.thread.BackgroundThread;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.RecurringJob;
 import io.workrow.queue.JobQueue;
@@ -31,7 +32,7 @@ whatever the catch-up setting: the entry was running, not down. When a tick is d
  * the database's clock, read at each pass, as everything else in Workrow is: a node whose own
  * clock is off neither enqueues early nor takes a tick from the others.
  */
-final class RecurringScheduler {
+public final class RecurringScheduler {
 
     private static final Logger log = LoggerFactory.getLogger(RecurringScheduler.class);
 
@@ -51,7 +52,7 @@ final class RecurringScheduler {
     private final Map<String, Instant> nextTicks = new HashMap<>();
     private final ScheduledExecutorService thread = BackgroundThread.named("workrow-recurring");
 
-    RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JobQueue producer,
+    public RecurringScheduler(List<RecurringJob> jobs, RecurringStore store, JobQueue producer,
             TransactionTemplate transaction, Supplier<Instant> clock) {
         this.jobs = List.copyOf(jobs);
         this.store = store;
@@ -60,11 +61,11 @@ final class RecurringScheduler {
         this.clock = clock;
     }
 
-    void start() {
+    public void start() {
         thread.execute(this::runSafely);
     }
 
-    void stop() {
+    public void stop() {
         BackgroundThread.stop(thread);
     }
 
@@ -88,7 +89,7 @@ final class RecurringScheduler {
      * Declares the entries not declared yet and enqueues every tick due; returns the millis until
      * the next. An entry whose statements fail is tried again a second later; the others go on.
      */
-    long runDue() {
+    public long runDue() {
         Instant now = clock.get();
         long readNanos = System.nanoTime();
         boolean failed = false;
