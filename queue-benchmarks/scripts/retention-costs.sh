@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What pruning one day of finished jobs costs: today's layout, where retention deletes rows in
-# batches (JobSql.JOB_PRUNE_FINISHED, 1,000 rows a statement as RetentionPruner runs it) and a
+# batches (the one-row-per-job store's JOB_PRUNE_FINISHED, 1,000 rows a statement as RetentionPruner ran it) and a
 # VACUUM must then reclaim them, against an outcome log partitioned by day, where retention
 # detaches and drops the day's partition. Each side holds DAY_JOBS finished jobs in the day to
 # prune and as many in the next day, which stays.

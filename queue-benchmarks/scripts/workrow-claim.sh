@@ -1,5 +1,5 @@
-# Sourced by the scripts beside it. Keep it the same as JobSql.JOB_CLAIM.
-# Workrow's claim (JobSql.JOB_CLAIM) of $batch jobs of queue bench, returning $1.
+# Sourced by the scripts beside it (on schemas held at version 12, upto=12): the one-row-per-job
+# claim as its store ran it before the write-once layout, of $batch jobs of queue bench, returning $1.
 claim_statement() {
     echo "WITH open AS (
               SELECT NOT EXISTS (SELECT 1 FROM workrow_queue_pause WHERE queue = 'bench')

@@ -5,7 +5,7 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.worker.BreakerOptions;
 import io.workrow.queue.worker.FairnessOptions;
@@ -89,8 +89,8 @@ public final class PatternsBenchmark {
     private static double drain(HikariDataSource dataSource, JdbcTemplate jdbc, SqlIdentifier schema, Scenario scenario,
             int jobs, int concurrency) throws InterruptedException {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-        new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
-        RowPerJobStore store = new RowPerJobStore(dataSource, schema);
+        new WorkrowMigrations(dataSource, schema).migrate();
+        JobStore store = JobStore.of(dataSource, schema);
         JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
         List<JobRequest> chunk = new ArrayList<>();
         for (int i = 0; i < jobs; i++) {

@@ -5,9 +5,9 @@ import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.PositionEnd;
 import io.workrow.queue.store.SqlIdentifier;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -46,8 +46,8 @@ public final class PickupSteps {
         SqlIdentifier schema = SqlIdentifier.of("--schema", "workrow_pickup");
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(options)) {
             new JdbcTemplate(dataSource).execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
-            new WorkrowMigrations(dataSource, schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
-            RowPerJobStore store = new RowPerJobStore(dataSource, schema);
+            new WorkrowMigrations(dataSource, schema).migrate();
+            JobStore store = JobStore.of(dataSource, schema);
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
             double[] enqueue = new double[jobs];
             double[] notified = new double[jobs];
@@ -61,13 +61,14 @@ public final class PickupSteps {
                     long enqueued = System.nanoTime();
                     PGNotification[] received = notifications.getNotifications(1000);
                     long heard = System.nanoTime();
-                    List<ClaimedJob> claimed = store.claim(QUEUE, "pickup-steps", 500, Duration.ofMinutes(5));
+                    List<ClaimedPosition> claimed = store.claims().claim(QUEUE, "pickup-steps", 500,
+                            Duration.ofMinutes(5), false);
                     long claimedAt = System.nanoTime();
                     if (received == null || received.length == 0 || claimed.size() != 1) {
                         throw new IllegalStateException("job " + i + ": " + (received == null ? 0 : received.length)
                                 + " notification(s), " + claimed.size() + " claimed");
                     }
-                    store.completeMany(List.of(new HeldJob(claimed.get(0).id(), claimed.get(0).leaseToken())));
+                    store.claims().endMany(List.of(PositionEnd.completed(claimed.get(0))));
                     if (i >= warmUp) {
                         enqueue[i - warmUp] = (enqueued - started) / 1e6;
                         notified[i - warmUp] = (heard - enqueued) / 1e6;

@@ -25,7 +25,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * analyzed after loading, as autovacuum would leave it; each read then runs {@code rounds} times
  * (after one warm-up) and its median and slowest are printed beside the target of 100 ms. The
  * history is written to the one-row-per-job table of version 12 and then moved by version 13, as
- * a user's is ({@code --layout=row-per-job} reads it where it was written).
+ * a user's is.
  *
  * <pre>
  * ./mvnw -B -Pbenchmark -pl queue-benchmarks -am verify -DskipTests \
@@ -44,7 +44,6 @@ public final class ReadsBenchmark {
         long scheduled = Long.parseLong(given.getOrDefault("jobs", "1000000"));
         int rounds = Math.max(1, Integer.parseInt(given.getOrDefault("rounds", "5")));
         SqlIdentifier schema = SqlIdentifier.of("--schema", given.getOrDefault("schema", "workrow_reads"));
-        boolean writeOnce = !"row-per-job".equals(given.getOrDefault("layout", "write-once"));
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
             System.out.printf("Reads: finished=%,d scheduled=%,d rounds=%d PostgreSQL %s, shared_buffers %s,"
@@ -54,16 +53,14 @@ public final class ReadsBenchmark {
             long loadStarted = System.nanoTime();
             load(jdbc, dataSource, schema, finished, scheduled);
             System.out.printf("loaded and vacuumed in %.0f s%n", (System.nanoTime() - loadStarted) / 1e9);
-            if (writeOnce) {
-                // The way a user's history gets there: version 13 moves every job of the old table.
-                long upgradeStarted = System.nanoTime();
-                new WorkrowMigrations(dataSource, schema).migrate();
-                for (String table : WriteOnceStore.JOB_TABLES) {
-                    jdbc.execute("VACUUM ANALYZE " + schema.quoted() + "." + table);
-                }
-                System.out.printf("moved to the write-once layout and vacuumed in %.0f s%n",
-                        (System.nanoTime() - upgradeStarted) / 1e9);
+            // The way a user's history gets there: version 13 moves every job of the old table.
+            long upgradeStarted = System.nanoTime();
+            new WorkrowMigrations(dataSource, schema).migrate();
+            for (String table : WriteOnceStore.JOB_TABLES) {
+                jdbc.execute("VACUUM ANALYZE " + schema.quoted() + "." + table);
             }
+            System.out.printf("moved to the write-once layout and vacuumed in %.0f s%n",
+                    (System.nanoTime() - upgradeStarted) / 1e9);
 
             JobStore store = JobStore.of(dataSource, schema);
             QueueAdmin admin = new JdbcQueueAdmin(store);

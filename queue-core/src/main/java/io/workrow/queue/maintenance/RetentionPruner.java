@@ -10,9 +10,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Removes finished jobs once they are older than their status's retention, a batch at a time
- * ({@link JobStore#pruneFinished}): on one row per job, rows deleted in small batches so that no
- * delete holds many locks or writes a burst of WAL; on the write-once layout, whole days of the
- * outcome log and whole id ranges of job data dropped, and dead jobs deleted in batches. A pass
+ * ({@link JobStore#pruneFinished}): whole days of the outcome log and whole id ranges of job data
+ * dropped, and dead jobs deleted in batches small enough that no delete holds many locks or writes
+ * a burst of WAL. A pass
  * goes on until nothing old is left, which after a long pause may take minutes: it runs on a
  * maintenance thread of its own, and stops between batches when that thread is interrupted (the
  * application stopping).

@@ -48,7 +48,8 @@ public final class WorkrowMigrations {
     /**
      * These migrations up to {@code version} and no further: the version before
      * {@value #WRITE_ONCE_VERSION} keeps the one-row-per-job layout, for the tests and benchmarks
-     * that measure it, and for a DBA who applies the layout change in a window of its own.
+     * of the move to the write-once layout, and for a DBA who applies the layout change in a window
+     * of its own (the runtime refuses to start on it).
      */
     public WorkrowMigrations upTo(String version) {
         return new WorkrowMigrations(dataSource, schema, version);

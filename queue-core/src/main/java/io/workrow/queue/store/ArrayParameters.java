@@ -36,7 +36,7 @@ final class ArrayParameters {
         return connection -> connection.createArrayOf(sqlType, values);
     }
 
-    /** A batch of jobs to enqueue as the eleven arrays both layouts' enqueue statements take, in order. */
+    /** A batch of jobs to enqueue as the eleven arrays the enqueue statements take, in order. */
     static Column[] newJobs(List<NewJob> jobs) {
         return new Column[] {
                 column(jobs, "text", NewJob::queue),

@@ -16,7 +16,7 @@ final class ClaimParameters {
     private ClaimParameters() {
     }
 
-    /** The named parameters of an ordered claim, in either layout. */
+    /** The named parameters of an ordered claim. */
     static Map<String, Object> orderedClaim(String queue, String workerId, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed) {
         Map<String, Object> values = new HashMap<>();

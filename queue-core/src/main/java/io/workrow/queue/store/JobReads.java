@@ -22,9 +22,8 @@ import org.springframework.jdbc.core.RowMapper;
 
 /**
  * What operators, gauges and the dashboard read about jobs: depth per queue, running and dead
- * lists, dead jobs grouped by error, one job's detail, finished per minute. The statements are
- * each layout's own (today's {@link JobSql}, the write-once layout's {@link WriteOnceSql}); the
- * rows they return, and so what is made of them here, are the same.
+ * lists, dead jobs grouped by error, one job's detail, finished per minute, from the statements
+ * of {@link JobSql}.
  */
 final class JobReads {
 

@@ -1,701 +1,40 @@
 package io.workrow.queue.store;
 
 /**
- * Every statement Workrow runs against its tables, one named text block each, mirrored by the
- * {@link RowPerJobStore} method of the same name. {@code {job}}, {@code {pause}}, {@code {stats}} and
- * {@code {lease_token_seq}} are replaced once, at start-up, with the quoted names in the configured schema; all values are bind
- * parameters.
+ * Every statement of Workrow's jobs, in the write-once layout (docs/storage-layout.md; its tables
+ * come from {@code V13}), one named text block each, mirrored by the {@link WriteOnceStore} method
+ * of the same name, and the placeholders the other stores' statements share ({@link #render}).
  *
- * <p><b>Fencing.</b> Every statement that finalizes or touches a held job matches
- * {@code id} and {@code lease_token}. The table's check constraint
- * {@code workrow_job_token_only_while_running} makes a token exist exactly while the job is
- * {@code running} (every transition out of running clears it, and each claim draws a new one), so
- * the token match is the whole fence. The batch statements a runtime runs on its own
- * ({@code *_MANY}, renewals) lock the rows they change with {@code SKIP LOCKED}: a row another
- * session holds is never waited on, and {@link #JOB_HOLDERS} says whether it is still ours. The statements deliberately do not add
- * {@code status = 'running'}: that predicate lets the planner pick the partial lease index, which
- * under heavy churn is full of dead entries, instead of the primary key; measured, completion
- * throughput fell from thousands to hundreds of jobs per second over a 100,000-job drain.
+ * <p><b>One home per job.</b> A job's state is which table holds its live row: scheduled, ready,
+ * an open position of a claim (neither its {@code settled} nor its {@code dropped} bit set), dead,
+ * or a terminal outcome row. Every move takes the job out of its home and writes the destination
+ * only from what that {@code DELETE} or bit update returned, so two statements racing for one job
+ * (a cancel and a sweep, say) can never both move it: under READ COMMITTED the one that waited
+ * re-checks the row, finds it gone or its bit set, and writes nothing.
  *
- * <p>Time always comes from the database. Statements that may run inside a long transaction (a
- * transactional handler's completion) use {@code clock_timestamp()}, because {@code now()} is the
- * transaction's start.
+ * <p><b>The fence is the claim row.</b> An end names its claim's token and its position in it; it
+ * is accepted while the claim row exists and the position is open. A swept claim is deleted, a
+ * cancelled position has its {@code dropped} bit set, and an accepted end sets the {@code settled}
+ * bit, so a resent end is refused too, and is told from a lost lease by its own outcome row.
  */
 final class JobSql {
 
-    /**
-     * A pending job of {@code job} without a partition or fairness key: the predicate of
-     * workrow_job_unkeyed_claim_idx (V8), written as the index states it so that the planner can
-     * prove a query may use the index. Every statement that reads pending jobs in claim order
-     * reads this part and {@link #KEYED}, which together are every pending job.
-     */
-    private static final String UNKEYED = "job.partition_key IS NULL AND job.fairness_key = ''";
+    private static final String UNKEYED = "ready.partition_key IS NULL AND ready.fairness_key = ''";
 
-    /** A pending job with a key: the predicate of workrow_job_keyed_claim_idx and workrow_job_fair_claim_idx. */
-    private static final String KEYED = "(job.partition_key IS NOT NULL OR job.fairness_key <> '')";
-
-    private JobSql() {
-    }
+    private static final String KEYED = "(ready.partition_key IS NOT NULL OR ready.fairness_key <> '')";
 
     /**
-     * Inserts many jobs in one round trip from parallel arrays. Jobs without an idempotency key
-     * come first, in input order, so their identity values follow input order, which is how ids
-     * are matched back to requests without keys; jobs with a key follow in (queue, key) order,
-     * matched back by key. That order is what keeps concurrent inserts sharing keys from
-     * deadlocking: each waits on the unique index for a key another uncommitted insert holds, and
-     * inserts that take their keys in one order wait in line instead of in a circle. A conflicting idempotency key inserts nothing and returns nothing; the
-     * caller looks those ids up with {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from
-     * this statement ({@code statement_timestamp()}), not from the start of the enqueueing
-     * transaction, which may be long before. A job due later is {@code scheduled}, outside the
-     * claim indexes, until {@link #JOB_PROMOTE_SCHEDULED} makes it pending.
+     * A waiting job, aliased {@code job}, without a partition or fairness key, as the claim parts of
+     * {@link StatementParts} name it ({@code {unkeyed}}); with {@link #JOB_ALIAS_KEYED}, every waiting job.
      */
-    private static final String INSERT_MANY_ROWS = """
-            INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
-                               payload, headers, status, run_at, max_attempts, fairness_key)
-            SELECT input.queue, input.partition_key, input.partition_bucket::smallint, input.priority::smallint,
-                   input.idempotency_key, input.payload::jsonb, input.headers::jsonb,
-                   CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
-                   due.run_at,
-                   input.max_attempts,
-                   coalesce(input.fairness_key, input.partition_key, '')
-            FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
-                        ?::text[], ?::bigint[], ?::int[], ?::text[])
-                 WITH ORDINALITY AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
-                                          payload, headers, run_at, delay_ms, max_attempts, fairness_key, ord)
-            CROSS JOIN LATERAL (
-                SELECT coalesce(input.run_at::timestamptz,
-                                statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
-                       AS run_at
-            ) AS due
-            ORDER BY input.idempotency_key IS NOT NULL,
-                     CASE WHEN input.idempotency_key IS NOT NULL THEN input.queue END,
-                     input.idempotency_key, input.ord
-            """;
+    private static final String JOB_ALIAS_UNKEYED = "job.partition_key IS NULL AND job.fairness_key = ''";
 
-    /** {@link #INSERT_MANY_ROWS}; workrow_job_idempotency_idx serves the conflict check. */
-    static final String JOB_INSERT_MANY = INSERT_MANY_ROWS + """
-            ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, queue, idempotency_key
-            """;
-
-    /**
-     * {@link #JOB_INSERT_MANY} for a batch in which no job has an idempotency key, so nothing can
-     * conflict: without ON CONFLICT, PostgreSQL inserts each row directly instead of speculatively
-     * (a check of the arbiter index and a confirmation per row), about a tenth of a bulk insert.
-     */
-    static final String JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS = INSERT_MANY_ROWS + """
-            RETURNING id, queue, idempotency_key
-            """;
-
-    /**
-     * One job: the same columns and rules as {@link #JOB_INSERT_MANY}, from a row of parameters
-     * instead of eleven arrays. A single enqueue is the common case and the one a waiting worker
-     * feels: binding and unnesting arrays costs it a third of its round trip.
-     */
-    static final String JOB_INSERT_ONE = """
-            INSERT INTO {job} (queue, partition_key, partition_bucket, priority, idempotency_key,
-                               payload, headers, status, run_at, max_attempts, fairness_key)
-            SELECT input.queue, input.partition_key, input.partition_bucket, input.priority,
-                   input.idempotency_key, input.payload, input.headers,
-                   CASE WHEN due.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END,
-                   due.run_at,
-                   input.max_attempts,
-                   coalesce(input.fairness_key, input.partition_key, '')
-            FROM (VALUES (?::text, ?::text, ?::smallint, ?::smallint, ?::text, ?::jsonb, ?::jsonb,
-                          ?::timestamptz, ?::bigint, ?::int, ?::text))
-                 AS input(queue, partition_key, partition_bucket, priority, idempotency_key,
-                          payload, headers, run_at, delay_ms, max_attempts, fairness_key)
-            CROSS JOIN LATERAL (
-                SELECT coalesce(input.run_at,
-                                statement_timestamp() + coalesce(input.delay_ms, 0) * interval '1 millisecond')
-                       AS run_at
-            ) AS due
-            ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id
-            """;
-
-    /**
-     * Ids of existing jobs by (queue, idempotency key). A separate statement from the insert on
-     * purpose: it takes a fresh snapshot, so it sees a row that a concurrent producer committed
-     * while our insert waited on the unique index.
-     */
-    static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
-            SELECT job.id, job.queue, job.idempotency_key
-            FROM {job} AS job
-            JOIN unnest(?::text[], ?::text[]) AS wanted(queue, idempotency_key)
-              ON job.queue = wanted.queue AND job.idempotency_key = wanted.idempotency_key
-            """;
-
-    /**
-     * The end every claim shares: runs the jobs its CTE {@code due} selected for {@code worker}
-     * with a lease of {@code leaseMs} milliseconds (parameter markers, positional or named), sets
-     * {@code ordered_key} to {@code orderedKey} (a column expression or {@code NULL}) and returns
-     * what {@code ClaimedJob} is read from.
-     */
-    private static String start(String worker, String leaseMs, String orderedKey) {
-        return """
-
-                UPDATE {job} AS job
-                SET status = 'running',
-                    claimed_by = {claimant},
-                    lease_token = nextval({lease_token_seq}),
-                    lease_expires_at = now() + {lease_ms} * interval '1 millisecond',
-                    attempts = job.attempts + 1,
-                    ordered_key = {ordered_key},
-                    started_at = now(),
-                    updated_at = now()
-                FROM due
-                WHERE job.id = due.id
-                RETURNING job.id, job.queue, job.partition_key, job.idempotency_key, job.payload::text AS payload,
-                          job.headers::text AS headers, job.attempts, job.max_attempts, job.step,
-                          job.lease_token, job.run_at
-                """.replace("{claimant}", worker).replace("{lease_ms}", leaseMs).replace("{ordered_key}", orderedKey);
-    }
-
-    /**
-     * Claims up to n due jobs of one queue in one statement. Pending jobs are in one of two claim
-     * indexes (V8): workrow_job_unkeyed_claim_idx for jobs without a key, workrow_job_keyed_claim_idx
-     * for jobs with one. Each CTE walks its index in claim order, skipping rows another worker has
-     * locked, and the first n of both by claim order are claimed (on a queue without keys the keyed
-     * walk is one index probe that finds nothing). Rows one walk locked beyond the n are released
-     * when the statement commits. Pending rows are due (jobs due later wait as scheduled), so a
-     * walk reads only what it may claim; the run_at condition stays for rows an operator made
-     * pending early, so concurrent pollers never wait on or take the same row. Attempts are
-     * counted here, not at failure, so a job that kills its worker still moves toward retirement.
-     * Each row gets its own new fencing token. A paused queue (a row in workrow_queue_pause) claims
-     * nothing, nor does one whose circuit breaker is not closed, unless this claim takes the probes
-     * the breaker granted (the boolean parameter): {@code open} is evaluated once per statement,
-     * by primary key, before either walk. It clears ordered_key, which only the ordered claim sets.
-     */
-    static final String JOB_CLAIM = """
-            WITH open AS (
-                SELECT NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
-                       AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
-                       AS open
-            ), unkeyed AS (
-                SELECT job.id, job.priority, job.run_at
-                FROM {job} AS job
-                WHERE job.queue = ? AND job.status = 'pending' AND {unkeyed}
-                  AND job.run_at <= now() AND (SELECT open FROM open)
-                ORDER BY job.priority, job.run_at, job.id
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            ), keyed AS (
-                SELECT job.id, job.priority, job.run_at
-                FROM {job} AS job
-                WHERE job.queue = ? AND job.status = 'pending' AND {keyed}
-                  AND job.run_at <= now() AND (SELECT open FROM open)
-                ORDER BY job.priority, job.run_at, job.id
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            ), due AS (
-                SELECT id
-                FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
-                ORDER BY priority, run_at, id
-                LIMIT ?
-            )""" + start("?", "?", "NULL");
-
-
-    /**
-     * Claims up to {@code :limit} jobs of an ordered queue: for each partition key in the buckets
-     * this worker owns ({@code :buckets}), only the key's oldest pending job (its head), and only
-     * while no job of the key is running, here or on any node; with {@code :skip_failed} false
-     * (key-failure block) also only while no older job of the key waits as scheduled. Jobs without
-     * a key are not ordered and not bound to buckets. Different keys run in parallel.
-     *
-     * <p>Two ways to find heads, so that no claim walks a backlog: the fast path reads the first
-     * {@code :walk} due rows in claim order (both claim indexes, merged) and probes only rows that
-     * are the oldest of their key within the walk (a later row of a key cannot be its head); when
-     * that finds too few, a loose index scan visits key heads in key order
-     * (workrow_job_key_pending_idx), one index probe per key, and stops as soon as it has a batch;
-     * jobs without a partition key beyond the walk come from workrow_job_unkeyed_claim_idx and, for
-     * those with only a fairness key, workrow_job_keyless_claim_idx. Running and older
-     * scheduled jobs are looked up in workrow_job_key_held_idx.
-     *
-     * <p>Concurrency: the checks read this statement's snapshot and only heads are offered; a head
-     * another claimer holds is skipped (its key's next job is still not a head in this snapshot),
-     * and one claimed or finished since is dropped by the lock's re-check of its status. What a
-     * snapshot cannot see (an older job of the key committed late, an operator's retry) is caught by
-     * workrow_job_key_running_idx: ordered_key is unique among running jobs, so the later of two
-     * such claims fails and is tried again. The claim sets ordered_key to the partition key.
-     */
-    static final String JOB_CLAIM_ORDERED = """
-            WITH RECURSIVE walk AS MATERIALIZED (
-                SELECT w.*, min(w.id) OVER (PARTITION BY w.partition_key) AS key_min
-                FROM ((SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
-                       FROM {job} AS job
-                       WHERE job.queue = :queue AND job.status = 'pending'
-                         AND {unkeyed} AND job.run_at <= now()
-                       ORDER BY job.priority, job.run_at, job.id
-                       LIMIT :walk)
-                      UNION ALL
-                      (SELECT job.id, job.partition_key, job.partition_bucket, job.priority, job.run_at
-                       FROM {job} AS job
-                       WHERE job.queue = :queue AND job.status = 'pending'
-                         AND {keyed} AND job.run_at <= now()
-                       ORDER BY job.priority, job.run_at, job.id
-                       LIMIT :walk)
-                      ORDER BY priority, run_at, id
-                      LIMIT :walk) AS w
-            ), fast AS MATERIALIZED (
-                SELECT walk.id, walk.priority, walk.run_at
-                FROM walk
-                WHERE walk.partition_key IS NULL
-                   OR (walk.partition_bucket = ANY (:buckets::int[])
-                       AND walk.id = walk.key_min
-                       AND NOT EXISTS (SELECT 1 FROM {job} AS older
-                                       WHERE older.queue = :queue AND older.partition_key = walk.partition_key
-                                         AND older.status = 'pending' AND older.id < walk.id)
-                       AND NOT EXISTS (SELECT 1 FROM {job} AS held
-                                       WHERE held.queue = :queue AND held.partition_key = walk.partition_key
-                                         AND held.status IN ('scheduled', 'running')
-                                         AND (held.status = 'running' OR (NOT :skip_failed AND held.id < walk.id))))
-                ORDER BY walk.priority, walk.run_at, walk.id
-                LIMIT :limit
-            ), heads AS (
-                (SELECT job.partition_key, job.id, job.partition_bucket, job.priority, job.run_at
-                 FROM {job} AS job
-                 WHERE job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NOT NULL
-                 ORDER BY job.partition_key, job.id
-                 LIMIT 1)
-                UNION ALL
-                SELECT next.*
-                FROM heads
-                CROSS JOIN LATERAL (
-                    SELECT job.partition_key, job.id, job.partition_bucket, job.priority, job.run_at
-                    FROM {job} AS job
-                    WHERE job.queue = :queue AND job.status = 'pending' AND job.partition_key IS NOT NULL
-                      AND job.partition_key > heads.partition_key
-                    ORDER BY job.partition_key, job.id
-                    LIMIT 1) AS next
-            ), candidates AS (
-                SELECT fast.id, fast.priority, fast.run_at FROM fast
-                UNION
-                (SELECT heads.id, heads.priority, heads.run_at
-                 FROM heads
-                 WHERE (SELECT count(*) FROM fast) < :limit
-                   AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
-                   AND NOT EXISTS (SELECT 1 FROM {job} AS held
-                                   WHERE held.queue = :queue AND held.partition_key = heads.partition_key
-                                     AND held.status IN ('scheduled', 'running')
-                                     AND (held.status = 'running' OR (NOT :skip_failed AND held.id < heads.id)))
-                 LIMIT :limit)
-                UNION
-                (SELECT keyless.*
-                 FROM ((SELECT job.id, job.priority, job.run_at
-                        FROM {job} AS job
-                        WHERE job.queue = :queue AND job.status = 'pending'
-                          AND {unkeyed} AND job.run_at <= now()
-                        ORDER BY job.priority, job.run_at, job.id
-                        LIMIT :limit)
-                       UNION ALL
-                       (SELECT job.id, job.priority, job.run_at
-                        FROM {job} AS job
-                        WHERE job.queue = :queue AND job.status = 'pending'
-                          AND job.partition_key IS NULL AND job.fairness_key <> '' AND job.run_at <= now()
-                        ORDER BY job.priority, job.run_at, job.id
-                        LIMIT :limit)) AS keyless
-                 WHERE (SELECT count(*) FROM fast) < :limit
-                 ORDER BY keyless.priority, keyless.run_at, keyless.id
-                 LIMIT :limit)
-            ), due AS (
-                SELECT job.id
-                FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
-                JOIN {job} AS job ON job.id = candidate.id
-                WHERE job.status = 'pending' AND job.run_at <= now()""" + StatementParts.QUEUE_OPEN + """
-                ORDER BY candidate.priority, candidate.run_at, candidate.id
-                LIMIT :limit
-                FOR UPDATE OF job SKIP LOCKED
-            )""" + start(":worker", ":lease_ms", "job.partition_key");
-
-
-
-
-
-    /**
-     * Claims up to {@code :limit} jobs of a weighted fair queue: groups share the queue's starts in
-     * proportion to their weights (workrow_fairness_key, default 1), by start-time fair queuing.
-     * Each group's next job gets a virtual start: one step ({@code 1 / weight}) after the group's
-     * last claimed job (workrow_fairness_state.virtual_start), but never before the virtual clock,
-     * the latest virtual start claimed on the queue (jobs are claimed in order of virtual start),
-     * so a group that was idle or is new joins level with the others instead of with credit saved
-     * up, and one that waited has no debt to pay off either. Jobs are claimed in order of virtual
-     * start, and each group's latest is written back. Only groups whose first job starts before the
-     * horizon (the {@code :pool}-th first start) are read, each only as deep as the horizon.
-     */
-    static final String JOB_CLAIM_WEIGHTED = StatementParts.FAIR_GROUPS + StatementParts.WEIGHTED_CHOICE
-            + StatementParts.FAIR_LOCK + StatementParts.WEIGHTED_GRANT + start(":worker", ":lease_ms", "NULL");
-
-    /**
-     * Claims up to {@code :limit} jobs of a burst fair queue: each group starts at most its rate
-     * ({@code rate_per_minute} in workrow_fairness_key, else {@code :rate_per_minute}) per minute
-     * of the database's clock, ranked by claim order within the group and taken round the groups
-     * in turn, the groups that started fewest this minute first. The count is kept in
-     * workrow_fairness_state and granted under its row lock, in this statement: a locked job
-     * beyond what the group's window still allows (another node took the rest meanwhile) stays
-     * pending. A claim whose minute is older than the window already counted grants nothing.
-     */
-    static final String JOB_CLAIM_BURST = StatementParts.FAIR_GROUPS + StatementParts.BURST_CHOICE
-            + StatementParts.FAIR_LOCK + StatementParts.BURST_GRANT + start(":worker", ":lease_ms", "NULL");
-
-    /**
-     * Claims up to {@code :limit} jobs of a spaced fair queue: one job per group at a time, and
-     * each group's next start no sooner than {@code 60 s / rate} after its last
-     * (workrow_fairness_state.next_start_at, the frontier). Groups that have waited longest go
-     * first. The frontier moves under its row lock in this statement, and only when it has been
-     * reached: of two claims that locked jobs of one group at once, the second finds the frontier
-     * moved and leaves its job pending. Starts are spaced on the database's {@code now()}.
-     */
-    static final String JOB_CLAIM_SPACED = StatementParts.FAIR_GROUPS + StatementParts.SPACED_CHOICE
-            + StatementParts.FAIR_LOCK + StatementParts.SPACED_GRANT + start(":worker", ":lease_ms", "NULL");
-
-    /**
-     * Completes many jobs in one statement, each fenced by its own token. Rows locked by another
-     * session are skipped, not waited on, so one row held in a long transaction (an operator's
-     * psql session, say) never stalls the other completions; the caller tells a skipped row from a
-     * lost lease with {@link #JOB_HOLDERS} and tries the skipped one again. Served by the primary
-     * key: the join starts from the unnest and looks each id up.
-     */
-    static final String JOB_COMPLETE_MANY = """
-            WITH held AS (
-                SELECT job.id, done.token
-                FROM unnest(?::bigint[], ?::bigint[]) AS done(id, token)
-                JOIN {job} AS job ON job.id = done.id AND job.lease_token = done.token
-                FOR UPDATE OF job SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = 'completed',
-                finished_at = clock_timestamp(),
-                updated_at = clock_timestamp(),
-                lease_expires_at = NULL,
-                lease_token = NULL
-            FROM held
-            WHERE job.id = held.id
-            RETURNING job.id, held.token
-            """;
-
-    /**
-     * Completes one job inside a transactional handler's transaction, fenced. Unlike
-     * {@link #JOB_COMPLETE_MANY} it waits for a row lock (a lease renewal holds one for a moment):
-     * skipping would roll back the handler's work for nothing.
-     */
-    static final String JOB_COMPLETE = """
-            UPDATE {job}
-            SET status = 'completed',
-                finished_at = clock_timestamp(),
-                updated_at = clock_timestamp(),
-                lease_expires_at = NULL,
-                lease_token = NULL
-            WHERE id = ? AND lease_token = ?
-            """;
-
-    /**
-     * Records many failed attempts in one statement, each fenced by its own token and skipping
-     * rows locked elsewhere (see {@link #JOB_COMPLETE_MANY}). A job with attempts left is scheduled
-     * again, its due time moved forward by its retry delay (a field, not a sleep); a job out of attempts, or discarded, is dead and keeps its
-     * last owner for the record. Returns each recorded id with its new status.
-     */
-    static final String JOB_FAIL_MANY = """
-            WITH held AS (
-                SELECT job.id, failed.token, failed.error, failed.retry_delay_ms,
-                       failed.discard OR job.attempts >= job.max_attempts AS dead
-                FROM unnest(?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::boolean[])
-                     AS failed(id, token, error, retry_delay_ms, discard)
-                JOIN {job} AS job ON job.id = failed.id AND job.lease_token = failed.token
-                FOR UPDATE OF job SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = CASE WHEN held.dead THEN 'dead'
-                              WHEN held.retry_delay_ms > 0 THEN 'scheduled' ELSE 'pending' END,
-                run_at = CASE WHEN held.dead THEN job.run_at
-                              ELSE clock_timestamp() + held.retry_delay_ms * interval '1 millisecond' END,
-                finished_at = CASE WHEN held.dead THEN clock_timestamp() END,
-                claimed_by = CASE WHEN held.dead THEN job.claimed_by END,
-                last_error = held.error,
-                last_error_at = clock_timestamp(),
-                lease_expires_at = NULL,
-                lease_token = NULL,
-                updated_at = clock_timestamp()
-            FROM held
-            WHERE job.id = held.id
-            RETURNING job.id, held.token, job.status
-            """;
-
-    /**
-     * Who holds these jobs now: for ids a batch statement did not match, tells a row that was only
-     * locked (its token still matches: try again) from a lost lease or a cancellation. A plain
-     * read, so it never waits on a lock. Served by the primary key.
-     */
-    static final String JOB_HOLDERS = """
-            SELECT job.id, job.status, job.lease_token
-            FROM unnest(?::bigint[]) AS wanted(id)
-            JOIN {job} AS job ON job.id = wanted.id
-            """;
-
-    /**
-     * Renews the leases of every job one runtime holds, in one statement: each row's expiry moves
-     * to its own lease from the database's current time. Fenced by token; rows locked elsewhere are
-     * skipped and told apart with {@link #JOB_HOLDERS}. Served by the primary key. The same
-     * statement records the runtime as the holder of every token it renews, locked rows' included,
-     * vouched for until its shortest lease from now (workrow_lease_holder): a row another session
-     * keeps locked cannot take its renewal, and {@link #JOB_SWEEP_EXPIRED_LEASES} passes over it
-     * while its holder vouches for it, so a lock held elsewhere delays a renewal but never loses a
-     * lease. A renewal that commits late (its connection was given up on) never moves a holder's
-     * row back. Holders gone an hour are deleted here, by whoever renews next.
-     *
-     * <p>Each row renewed is returned with its token: a job this runtime lost and claimed again
-     * has two runs here for a while, and only the run whose token matched was renewed.
-     */
-    static final String JOB_RENEW_LEASES = StatementParts.LEASE_HOLDER_VOUCH + """
-            , held AS (
-                SELECT job.id, renewal.lease_ms
-                FROM unnest(?::bigint[], ?::bigint[], ?::bigint[]) AS renewal(id, token, lease_ms)
-                JOIN {job} AS job ON job.id = renewal.id AND job.lease_token = renewal.token
-                FOR UPDATE OF job SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET lease_expires_at = clock_timestamp() + held.lease_ms * interval '1 millisecond'
-            FROM held
-            WHERE job.id = held.id
-            RETURNING job.id, job.lease_token AS token
-            """;
+    /** A waiting job, aliased {@code job}, with a partition or fairness key ({@code {keyed}}). */
+    private static final String JOB_ALIAS_KEYED = "(job.partition_key IS NOT NULL OR job.fairness_key <> '')";
 
     /** A stopping runtime vouches for no lease any more: what it still holds expires as usual. */
     static final String LEASE_HOLDER_FORGET = """
             DELETE FROM {lease_holder} WHERE worker = ?
-            """;
-
-    /** Heartbeat: moves the lease expiry forward from the database's current time, fenced. */
-    static final String JOB_EXTEND_LEASE = """
-            UPDATE {job}
-            SET lease_expires_at = clock_timestamp() + ? * interval '1 millisecond',
-                updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ?
-            """;
-
-    /** Records the step a multi-step job reached, fenced, so a retry resumes from it. */
-    static final String JOB_SAVE_STEP = """
-            UPDATE {job}
-            SET step = ?,
-                updated_at = clock_timestamp()
-            WHERE id = ? AND lease_token = ?
-            """;
-
-    /**
-     * Hands jobs back at shutdown, fenced and skipping locked rows: pending again at once, with no
-     * owner. A job whose handler never started gets its attempt back ({@code give_back}); one whose
-     * handler was interrupted keeps it, so a job that always outlives the shutdown timeout still
-     * moves toward retirement, and is dead here when that was its last attempt.
-     */
-    static final String JOB_RELEASE_MANY = """
-            WITH held AS (
-                SELECT job.id, released.token, released.give_back,
-                       NOT released.give_back AND job.attempts >= job.max_attempts AS dead
-                FROM unnest(?::bigint[], ?::bigint[], ?::boolean[]) AS released(id, token, give_back)
-                JOIN {job} AS job ON job.id = released.id AND job.lease_token = released.token
-                FOR UPDATE OF job SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = CASE WHEN held.dead THEN 'dead' ELSE 'pending' END,
-                attempts = CASE WHEN held.give_back THEN greatest(job.attempts - 1, 0) ELSE job.attempts END,
-                finished_at = CASE WHEN held.dead THEN clock_timestamp() END,
-                last_error = CASE WHEN held.give_back THEN job.last_error
-                                  ELSE 'interrupted by shutdown of ' || job.claimed_by END,
-                last_error_at = CASE WHEN held.give_back THEN job.last_error_at ELSE clock_timestamp() END,
-                claimed_by = CASE WHEN held.dead THEN job.claimed_by END,
-                lease_expires_at = NULL,
-                lease_token = NULL,
-                updated_at = clock_timestamp()
-            FROM held
-            WHERE job.id = held.id
-            RETURNING job.id, held.token, job.status
-            """;
-
-    /**
-     * Returns jobs whose lease expired to scheduled (pending when the backoff is zero), or to dead,
-     * and clears the owner. Every expiry is counted in {@code lease_expiries}, apart from the
-     * handler's failures. A queue with a {@code max_lease_expiries} of its own gives the attempt
-     * back (a crash is not a handler failure) and retires the job once its lease has expired that
-     * many times ("lease expired N times"); other queues spend the attempt, so a job that keeps
-     * killing its worker still retires when its attempts are spent. A recovered job waits its
-     * queue's backoff before it runs again (the per-queue arrays, else the default rule): a job
-     * that kills its worker must not take the next node down at once. Its {@code run_at} becomes
-     * that new due time, so queue lag counts from when it is due again, not from its first due
-     * time. Served by workrow_job_lease_idx (the stable {@code statement_timestamp()} can be its
-     * index condition). SKIP LOCKED lets every node run the sweeper at once without waiting on each
-     * other or moving a row twice.
-     *
-     * <p>A job whose holder still vouches for its token (workrow_lease_holder, written by every
-     * renewal) is passed over: its row was locked elsewhere when the renewal came, and its holder
-     * is alive. The rules are the queue's own, as declared in workrow_queue_rule by the runtimes
-     * that work it; the arrays (this node's configuration) serve queues no runtime has declared,
-     * and the single values every other queue.
-     */
-    static final String JOB_SWEEP_EXPIRED_LEASES = """
-            WITH expired AS (
-                SELECT job.id, job.queue, job.claimed_by
-                FROM {job} AS job
-                WHERE job.status = 'running' AND job.lease_expires_at < statement_timestamp()
-                  AND NOT EXISTS (SELECT 1 FROM {lease_holder} AS holder
-                                  WHERE holder.worker = job.claimed_by
-                                    AND holder.renewed_until > statement_timestamp()
-                                    AND job.lease_token = ANY (holder.tokens))
-                ORDER BY job.lease_expires_at
-                LIMIT ?
-                FOR UPDATE OF job SKIP LOCKED
-            ), rule AS (""" + StatementParts.recoveryRules("expired") + """
-            ), counted AS (
-                SELECT expired.id, expired.claimed_by, job.lease_expiries + 1 AS expiries,
-                       coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, job.attempts, job.max_attempts,
-                       rule.initial_ms, rule.multiplier, rule.max_ms, rule.jitter
-                FROM expired
-                JOIN {job} AS job ON job.id = expired.id
-                LEFT JOIN rule ON rule.queue = expired.queue
-            ), recovered AS (
-                SELECT counted.*,
-                       counted.max_expiries > 0 AS apart,
-                       CASE WHEN counted.max_expiries > 0 THEN counted.expiries >= counted.max_expiries
-                            ELSE counted.attempts >= counted.max_attempts END AS dead,
-                       """ + StatementParts.backoffMillis("coalesce(counted.max_ms, ?::bigint)",
-                    "coalesce(counted.initial_ms, ?::bigint)", "coalesce(counted.multiplier, ?::float8)",
-                    "CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1"
-                            + " ELSE greatest(counted.attempts - 1, 0) END",
-                    "coalesce(counted.jitter, ?::float8)") + """
-                           AS delay_ms
-                FROM counted
-            )
-            UPDATE {job} AS job
-            SET status = CASE WHEN recovered.dead THEN 'dead'
-                              WHEN recovered.delay_ms > 0 THEN 'scheduled' ELSE 'pending' END,
-                attempts = CASE WHEN recovered.apart THEN greatest(job.attempts - 1, 0) ELSE job.attempts END,
-                lease_expiries = recovered.expiries,
-                finished_at = CASE WHEN recovered.dead THEN clock_timestamp() END,
-                run_at = CASE WHEN recovered.dead THEN job.run_at
-                              ELSE clock_timestamp() + recovered.delay_ms * interval '1 millisecond' END,
-                last_error = CASE WHEN recovered.dead AND recovered.apart
-                                  THEN 'lease expired ' || recovered.expiries || ' times; last held by '
-                                       || recovered.claimed_by
-                                  ELSE 'lease expired while held by ' || recovered.claimed_by END,
-                last_error_at = clock_timestamp(),
-                claimed_by = NULL,
-                lease_expires_at = NULL,
-                lease_token = NULL,
-                updated_at = clock_timestamp()
-            FROM recovered
-            WHERE job.id = recovered.id
-            RETURNING job.id, job.queue, job.status, recovered.claimed_by AS previous_owner,
-                      job.attempts, job.max_attempts, job.lease_expiries
-            """;
-
-    /**
-     * Makes scheduled jobs that have fallen due pending, oldest first, and wakes their queues'
-     * pollers on every node (one notification per queue). Served by workrow_job_scheduled_idx;
-     * SKIP LOCKED lets every runtime run it at once.
-     */
-    static final String JOB_PROMOTE_SCHEDULED = """
-            WITH due AS (
-                SELECT id
-                FROM {job}
-                WHERE status = 'scheduled' AND run_at <= statement_timestamp()
-                ORDER BY run_at
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            ), promoted AS (
-                UPDATE {job} AS job
-                SET status = 'pending', updated_at = clock_timestamp()
-                FROM due
-                WHERE job.id = due.id
-                RETURNING job.queue
-            )
-            SELECT queue, count(*) AS jobs, pg_notify({channel}, queue)
-            FROM promoted
-            GROUP BY queue
-            """;
-
-    /**
-     * Moves pending or scheduled jobs whose attempts reached max_attempts to dead (for example after an operator
-     * lowered max_attempts). Served by workrow_job_exhausted_idx, which holds only such rows and
-     * so is empty nearly always: every node runs this often, and must not read the backlog.
-     */
-    static final String JOB_RETIRE_EXHAUSTED = """
-            WITH exhausted AS (
-                SELECT id
-                FROM {job}
-                WHERE status IN ('pending', 'scheduled') AND attempts >= max_attempts
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = 'dead',
-                finished_at = clock_timestamp(),
-                last_error = coalesce(job.last_error, 'attempts exhausted'),
-                last_error_at = clock_timestamp(),
-                updated_at = clock_timestamp()
-            FROM exhausted
-            WHERE job.id = exhausted.id
-            RETURNING job.id, job.queue, job.attempts, job.max_attempts
-            """;
-
-    /**
-     * Deletes one batch of finished jobs of one status older than the retention. Served by
-     * workrow_job_finished_idx (status, finished_at): the literal status list repeats the index's
-     * predicate so that a generic plan, where the status is only a parameter, can still use it, and
-     * the cutoff uses the stable {@code statement_timestamp()}, since a volatile
-     * {@code clock_timestamp()} cannot be an index condition. Oldest first, in index order, so a
-     * pass never wades through the rows earlier passes deleted. Small batches keep each delete's
-     * locks and WAL short.
-     */
-    static final String JOB_PRUNE_FINISHED = """
-            WITH old AS (
-                SELECT id
-                FROM {job}
-                WHERE status IN ('completed', 'dead', 'cancelled')
-                  AND status = ? AND finished_at < statement_timestamp() - ? * interval '1 millisecond'
-                ORDER BY status, finished_at
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            )
-            DELETE FROM {job} AS job
-            USING old
-            WHERE job.id = old.id
-            """;
-
-    /**
-     * Open work per queue, for QueueAdmin.stats, the dashboard, gauges and health: pending (with
-     * how many are due and the age of the oldest due job), scheduled, running and dead. One arm
-     * per status so that each walks its partial index: index-only for pending (the two claim
-     * indexes), scheduled (workrow_job_scheduled_queue_idx) and dead (workrow_job_dead_idx); a
-     * row per running job through workrow_job_lease_idx, which has no queue. Finished rows, the
-     * bulk of the table, are never read, so the cost follows open work and dead jobs, not
-     * history. Counts of completed and cancelled jobs are not here for that reason (the
-     * workrow_queue_stats view has them, reading every row; JOB_FINISHED_PER_MINUTE reads the
-     * recent ones).
-     */
-    static final String QUEUE_DEPTH = """
-            SELECT queue, 'pending' AS status, sum(jobs) AS jobs, sum(due) AS due,
-                   coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
-            FROM (SELECT queue, count(*) AS jobs, count(*) FILTER (WHERE run_at <= now()) AS due,
-                         min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
-                  FROM {job} AS job WHERE job.status = 'pending' AND {unkeyed} GROUP BY queue
-                  UNION ALL
-                  SELECT queue, count(*), count(*) FILTER (WHERE run_at <= now()),
-                         min(run_at) FILTER (WHERE run_at <= now())
-                  FROM {job} AS job WHERE job.status = 'pending' AND {keyed} GROUP BY queue) AS pending
-            GROUP BY queue
-            UNION ALL
-            SELECT queue, 'scheduled', count(*), 0, 0 FROM {job} WHERE status = 'scheduled' GROUP BY queue
-            UNION ALL
-            SELECT queue, 'running', count(*), 0, 0 FROM {job} WHERE status = 'running' GROUP BY queue
-            UNION ALL
-            SELECT queue, 'dead', count(*), 0, 0 FROM {job} WHERE status = 'dead' GROUP BY queue
-            """;
-
-    /**
-     * Whether the database answers and Workrow's table is there and readable: a health probe that
-     * reads no rows (LIMIT 0 plans the scan and never runs it).
-     */
-    static final String JOB_TABLE_CHECK = """
-            SELECT 1 FROM {job} LIMIT 0
             """;
 
     /** Pauses a queue on every node; pausing again replaces the reason. */
@@ -718,41 +57,10 @@ final class JobSql {
             """;
 
     /**
-     * Running jobs, optionally of one queue, oldest claim first. Served by workrow_job_lease_idx
-     * (its predicate is repeated literally, so generic plans use it too).
-     */
-    static final String JOB_LIST_RUNNING = """
-            SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
-                   last_error, last_error_at, created_at, lease_expiries
-            FROM {job}
-            WHERE status = 'running'
-              AND (?::text IS NULL OR queue = ?)
-            ORDER BY started_at, id
-            LIMIT ?
-            """;
-
-    /**
-     * Dead jobs, optionally of one queue and with an error containing a text, most recently dead
-     * first. Served by workrow_job_finished_idx (status, finished_at) in its order, so the walk
-     * stops at the limit whatever the queue filter.
-     */
-    static final String JOB_LIST_DEAD = """
-            SELECT id, queue, status, attempts, max_attempts, claimed_by, lease_expires_at, run_at,
-                   last_error, last_error_at, created_at, lease_expiries
-            FROM {job}
-            WHERE status = 'dead'
-              AND (?::text IS NULL OR queue = ?)
-              AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
-            ORDER BY status, finished_at DESC
-            LIMIT ?
-            """;
-
-
-    /**
      * The kind of a dead job's error, which the dashboard groups by and retries by: last_error up
      * to its first colon (the exception's class, with the default error describer), the engine's
      * lease expiries as one kind whichever worker held the job, '' for no error. The same
-     * expression is indexed (V10, workrow_job_dead_kind_idx): change both or neither.
+     * expression is indexed (V13, workrow_dead_kind_idx): change both or neither.
      */
     private static final String ERROR_KIND = """
             CASE WHEN last_error IS NULL THEN ''
@@ -761,20 +69,19 @@ final class JobSql {
 
     /**
      * Dead jobs grouped by queue and kind of error, largest group first. Every kind is listed,
-     * found by a skip scan of workrow_job_dead_kind_idx (one probe per kind, at most
+     * found by a skip scan of workrow_dead_kind_idx (one probe per kind, at most
      * {@link #DEAD_KINDS_LISTED} kinds), but jobs are counted only among the newest dead jobs (at
-     * most the first parameter's number): a walk of workrow_job_finished_idx in its order
-     * (status, finished_at) that stops there, so a dead list of millions costs what a few
-     * thousand do. A kind with no job among those newest has the count 0. The groups returned
-     * (the second parameter's number) read their newest five as the first entries of their own
-     * range of workrow_job_dead_kind_idx. {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for
-     * one queue.
+     * most the first parameter's number): a backward walk of workrow_dead_finished_idx that stops
+     * there, so a dead list of millions costs what a few thousand do. A kind with no job among
+     * those newest has the count 0. The groups returned (the second parameter's number) read their newest five as the
+     * first entries of their own range of workrow_dead_kind_idx.
+     * {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for one queue.
      */
     static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "{dead_order}");
 
     /**
      * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the first three parameters, the same queue
-     * each), sampling through workrow_job_dead_idx (queue, finished_at), so that a queue with few
+     * each), sampling through workrow_dead_queue_idx (queue, finished_at), so that a queue with few
      * dead jobs among many does not read the others'.
      */
     static final String JOB_DEAD_ERROR_GROUPS_OF_QUEUE = deadErrorGroups("AND queue = ?", "queue");
@@ -836,119 +143,1128 @@ final class JobSql {
                 .replace("{kinds_listed}", Integer.toString(DEAD_KINDS_LISTED));
     }
 
-    /** One job's whole row, by its primary key. */
+    /**
+     * The fence of every end: the claim rows named by the tokens ({@code ?::bigint[]}), locked
+     * {@code SKIP LOCKED} so one row held elsewhere never stalls the other claims' ends.
+     */
+    private static final String LOCKED_CLAIMS = """
+            ), locked AS (
+                SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
+                       claim.has_keys, claim.has_steps
+                FROM {claim} AS claim
+                WHERE claim.token = ANY (?::bigint[])
+                FOR UPDATE SKIP LOCKED""";
+
+    /**
+     * Sets the accepted positions' {@code settled} bits, or deletes a claim row left with no open
+     * position: disjoint rows, so one statement does both.
+     */
+    private static final String SETTLE = """
+            ), marked AS MATERIALIZED (
+                SELECT locked.token, locked.settled | bit_or(set_bit(locked.settled # locked.settled,
+                                                                    accepted.position - 1, 1)) AS settled,
+                       locked.dropped
+                FROM accepted
+                JOIN locked ON locked.token = accepted.token
+                GROUP BY locked.token, locked.settled, locked.dropped
+            ), settled AS (
+                UPDATE {claim} AS claim
+                SET settled = marked.settled
+                FROM marked
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked))
+                  AND claim.token = marked.token AND position('0' IN (marked.settled | marked.dropped)::text) > 0
+            ), closed AS (
+                DELETE FROM {claim} AS claim
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM marked
+                                               WHERE position('0' IN (marked.settled | marked.dropped)::text) = 0))""";
+
+    /**
+     * The step a job saved, read for the outcome row of its last attempt before the statement's
+     * other part deletes it (both see the statement's snapshot), so a finished job shows its step.
+     */
+    private static final String SAVED_STEP = "(SELECT saved.step FROM {step} AS saved WHERE saved.job_id = id)";
+
+    /** Drops the ordered keys of accepted positions, for claims flagged to hold any. */
+    private static final String DROP_KEYS = """
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING accepted
+                WHERE accepted.has_keys AND key.claim_token = accepted.token AND key.job_id = accepted.id""";
+
+    /**
+     * Every end's verdict besides its status: its claim row there but locked elsewhere
+     * ({@code busy}), or an outcome this claim already logged for the job ({@code ended}: an earlier
+     * send committed and its reply was lost).
+     */
+    private static final String VERDICTS = """
+            accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   accepted.id IS NULL AND {ended} AS ended
+            FROM input
+            LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
+
+    /**
+     * An outcome this claim already logged for the job that this very end would have written: its
+     * own earlier send, whose reply was lost. The kind must match: a completion arriving after the
+     * shutdown interrupted the job (logged {@code released}) is a late end to refuse, not a resend.
+     * The sweeper's and a cancel's rows ({@code expired}, {@code cancelled}) match no end but a
+     * let-go, which the sweeper's expiry equals.
+     */
+    private static final String ENDED_BEFORE = """
+            EXISTS (SELECT 1 FROM {outcome} AS outcome
+                           WHERE outcome.claim_token = input.token AND outcome.job_id = input.id
+                             AND outcome.status = ANY (CASE input.kind
+                                 WHEN 'completed' THEN ARRAY['completed']
+                                 WHEN 'failed' THEN ARRAY['failed', 'dead']
+                                 WHEN 'discarded' THEN ARRAY['dead']
+                                 WHEN 'released' THEN ARRAY['released']
+                                 WHEN 'interrupted' THEN ARRAY['released', 'dead']
+                                 ELSE ARRAY['expired'] END))""";
+
+    private JobSql() {
+    }
+
+    /**
+     * Enqueues many jobs from parallel arrays: each gets its id first, keyed ones claim their
+     * (queue, key) in workrow_job_key in (queue, key) order (concurrent producers sharing keys wait
+     * in line, not in a circle), and only jobs without a key or whose key was free write their data
+     * and their waiting row, ready when due, scheduled when later. Returns the new jobs with their
+     * input position ({@code ord}); a job whose key was taken returns nothing and is looked up with
+     * {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from this statement.
+     */
+    static final String JOB_INSERT_MANY = """
+            WITH {new_jobs}, keys AS (
+                INSERT INTO {job_key} (queue, idempotency_key, job_id)
+                SELECT queue, idempotency_key, id FROM input
+                WHERE idempotency_key IS NOT NULL
+                ORDER BY queue, idempotency_key
+                ON CONFLICT DO NOTHING
+                RETURNING job_id
+            ), fresh AS MATERIALIZED (
+                SELECT * FROM input
+                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
+            ), {homes}
+            SELECT id, ord FROM fresh
+            """.replace("{homes}", homesOf("fresh"));
+
+    /**
+     * {@link #JOB_INSERT_MANY} for a batch in which no job has an idempotency key: nothing to claim
+     * first, so the input is written as it is, without a second copy of its payloads.
+     */
+    static final String JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS = """
+            WITH {new_jobs}, {homes}
+            SELECT id, ord FROM input
+            """.replace("{homes}", homesOf("input"));
+
+    /** The enqueue's input: the parallel arrays with an id drawn for each job and its due time. */
+    private static final String NEW_JOBS = """
+            input AS MATERIALIZED (
+                SELECT nextval({job_id_seq}) AS id, request.*,
+                       coalesce(request.at::timestamptz,
+                                statement_timestamp() + coalesce(request.delay_ms, 0) * interval '1 millisecond') AS run_at,
+                       coalesce(request.fairness, request.partition_key, '') AS fairness_key
+                FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
+                            ?::text[], ?::bigint[], ?::int[], ?::text[])
+                     WITH ORDINALITY AS request(queue, partition_key, partition_bucket, priority, idempotency_key,
+                                                payload, headers, at, delay_ms, max_attempts, fairness, ord)
+            )""";
+
+    /** The enqueue's writes of the jobs in {@code source}: their data, and their waiting row. */
+    private static String homesOf(String source) {
+        return """
+                data AS (
+                    INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                            payload, headers, max_attempts, fairness_key)
+                    SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                           payload::jsonb, headers::jsonb, max_attempts, fairness_key
+                    FROM {source}
+                ), due AS (
+                    INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                         fairness_key)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                    FROM {source} WHERE run_at <= statement_timestamp()
+                ), later AS (
+                    INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                             fairness_key)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                    FROM {source} WHERE run_at > statement_timestamp()
+                )""".replace("{source}", source);
+    }
+
+    /** Ids of existing jobs by (queue, idempotency key), in a snapshot of its own. */
+    static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
+            SELECT job_key.job_id AS id, job_key.queue, job_key.idempotency_key
+            FROM {job_key} AS job_key
+            JOIN unnest(?::text[], ?::text[]) AS wanted(queue, idempotency_key)
+              ON job_key.queue = wanted.queue AND job_key.idempotency_key = wanted.idempotency_key
+            """;
+
+    /**
+     * Claims up to n due jobs of one queue as one batch: the ready rows are taken (walking the
+     * unkeyed and keyed claim indexes in claim order, skipping locked rows) and
+     * deleted, and one claim row holds them all under one token and one lease; each job's position
+     * is its rank by id. The attempt is counted here. A paused queue, or one whose breaker is not
+     * closed (unless this claim takes the probes), claims nothing. Returns each job with its data and
+     * saved step.
+     */
+    static final String JOB_CLAIM = """
+            WITH open AS (
+                SELECT NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
+                       AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
+                       AS open
+            ), unkeyed AS (
+                SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                FROM {ready} AS ready
+                WHERE ready.queue = ? AND {ready_unkeyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY ready.priority, ready.run_at, ready.id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), keyed AS (
+                SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                FROM {ready} AS ready
+                WHERE ready.queue = ? AND {ready_keyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                ORDER BY ready.priority, ready.run_at, ready.id
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), due AS (
+                SELECT row
+                FROM (SELECT * FROM unkeyed UNION ALL SELECT * FROM keyed) AS candidate
+                ORDER BY priority, run_at, id
+                LIMIT ?
+            )""" + claimAndReturn("?", "?", false);
+
+    /**
+     * The end every claim shares: deletes the ready rows its CTE {@code due} selected (by
+     * {@code row}, their ctid), writes one claim row holding them (or, rendered by
+     * {@link #renderPerJob}, one claim row per job, for a transactional queue, whose completion
+     * holds its claim row locked until the handler's transaction ends) for {@code worker} with a lease of
+     * {@code leaseMs} milliseconds (parameter markers, positional or named), for an ordered claim
+     * also the keys it now runs in workrow_key_running (whose primary key refuses a key another
+     * claim took meanwhile: the whole statement fails and is tried again), and returns each job
+     * with its position, data and saved step. The claim's start is the statement's, the clock the
+     * fair queues' rates and spacing count by.
+     */
+    private static String claimAndReturn(String worker, String leaseMs, boolean ordered) {
+        return """
+                , taken AS (
+                    DELETE FROM {ready} AS ready
+                    WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
+                    RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts,
+                              ready.expiries, ready.run_at, ready.partition_key, ready.last_error, ready.last_error_at
+                ), claim AS (
+                    INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
+                                         expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps)
+                    SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
+                           now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
+                           array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
+                           CASE WHEN bool_or(last_error IS NOT NULL OR last_error_at IS NOT NULL)
+                                THEN array_agg(last_error ORDER BY id) END,
+                           CASE WHEN bool_or(last_error IS NOT NULL OR last_error_at IS NOT NULL)
+                                THEN array_agg(last_error_at ORDER BY id) END,
+                           repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
+                           {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
+                    FROM taken
+                    GROUP BY {claim_group}
+                    HAVING count(*) > 0
+                    RETURNING token, ids[1] AS first_id
+                ){keys}
+                SELECT claim.token, taken.position, taken.id, taken.queue,
+                       taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, taken.last_error,
+                       taken.last_error_at, data.partition_key, data.idempotency_key, data.payload::text AS payload,
+                       data.headers::text AS headers, step.step
+                FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
+                JOIN claim ON {claim_match}
+                CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
+                                    FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
+                LEFT JOIN {step} AS step ON step.job_id = taken.id
+                ORDER BY taken.position
+                """.replace("{worker}", worker).replace("{lease_ms}", leaseMs)
+                .replace("{has_keys}", ordered ? "bool_or(partition_key IS NOT NULL)" : "false")
+                .replace("{keys}", ordered ? """
+                        , keys AS (
+                            INSERT INTO {key_running} (queue, ordered_key, claim_token, job_id)
+                            SELECT taken.queue, taken.partition_key, claim.token, taken.id
+                            FROM taken JOIN claim ON {claim_match}
+                            WHERE taken.partition_key IS NOT NULL
+                        )""" : "");
+    }
+
+    /**
+     * Claims up to {@code :limit} jobs of an ordered queue (heads found without walking a backlog): per
+     * partition key in the buckets this worker owns ({@code :buckets}), only the key's oldest ready
+     * job, and only while no job of the key runs (a row in workrow_key_running, on any node) and,
+     * with {@code :skip_failed} false, no older job of the key waits in workrow_scheduled. Jobs
+     * without a key are not ordered and not bound to buckets. Candidates carry their ready row's
+     * ctid to the lock, which skips rows another claim holds and drops rows taken since.
+     *
+     * <p>What this statement's snapshot cannot see (a key another claim took after it began) is
+     * caught by workrow_key_running's primary key: the later claim fails and is tried again.
+     */
+    static final String JOB_CLAIM_ORDERED = """
+            WITH RECURSIVE walk AS MATERIALIZED (
+                SELECT w.*, min(w.id) OVER (PARTITION BY w.partition_key) AS key_min
+                FROM ((SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
+                              ready.priority, ready.run_at
+                       FROM {ready} AS ready
+                       WHERE ready.queue = :queue AND {ready_unkeyed} AND ready.run_at <= now()
+                       ORDER BY ready.priority, ready.run_at, ready.id
+                       LIMIT :walk)
+                      UNION ALL
+                      (SELECT ready.ctid AS row, ready.id, ready.partition_key, ready.partition_bucket,
+                              ready.priority, ready.run_at
+                       FROM {ready} AS ready
+                       WHERE ready.queue = :queue AND {ready_keyed} AND ready.run_at <= now()
+                       ORDER BY ready.priority, ready.run_at, ready.id
+                       LIMIT :walk)
+                      ORDER BY priority, run_at, id
+                      LIMIT :walk) AS w
+            ), fast AS MATERIALIZED (
+                SELECT walk.row, walk.id, walk.priority, walk.run_at
+                FROM walk
+                WHERE walk.partition_key IS NULL
+                   OR (walk.partition_bucket = ANY (:buckets::int[])
+                       AND walk.id = walk.key_min
+                       AND NOT EXISTS (SELECT 1 FROM {ready} AS older
+                                       WHERE older.queue = :queue AND older.partition_key = walk.partition_key
+                                         AND older.id < walk.id)
+                       AND {key_free_walk})
+                ORDER BY walk.priority, walk.run_at, walk.id
+                LIMIT :limit
+            ), heads AS (
+                (SELECT ready.partition_key, ready.ctid AS row, ready.id, ready.partition_bucket, ready.priority,
+                        ready.run_at
+                 FROM {ready} AS ready
+                 WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                 ORDER BY ready.partition_key, ready.id
+                 LIMIT 1)
+                UNION ALL
+                SELECT next.*
+                FROM heads
+                CROSS JOIN LATERAL (
+                    SELECT ready.partition_key, ready.ctid AS row, ready.id, ready.partition_bucket, ready.priority,
+                           ready.run_at
+                    FROM {ready} AS ready
+                    WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                      AND ready.partition_key > heads.partition_key
+                    ORDER BY ready.partition_key, ready.id
+                    LIMIT 1) AS next
+            ), candidates AS (
+                SELECT fast.row, fast.id, fast.priority, fast.run_at FROM fast
+                UNION
+                (SELECT heads.row, heads.id, heads.priority, heads.run_at
+                 FROM heads
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                   AND heads.partition_bucket = ANY (:buckets::int[]) AND heads.run_at <= now()
+                   AND {key_free_heads}
+                 LIMIT :limit)
+                UNION
+                (SELECT keyless.*
+                 FROM ((SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                        FROM {ready} AS ready
+                        WHERE ready.queue = :queue AND {ready_unkeyed} AND ready.run_at <= now()
+                        ORDER BY ready.priority, ready.run_at, ready.id
+                        LIMIT :limit)
+                       UNION ALL
+                       (SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                        FROM {ready} AS ready
+                        WHERE ready.queue = :queue AND ready.partition_key IS NULL AND ready.fairness_key <> ''
+                          AND ready.run_at <= now()
+                        ORDER BY ready.priority, ready.run_at, ready.id
+                        LIMIT :limit)) AS keyless
+                 WHERE (SELECT count(*) FROM fast) < :limit
+                 ORDER BY keyless.priority, keyless.run_at, keyless.id
+                 LIMIT :limit)
+            ), due AS (
+                SELECT ready.ctid AS row
+                FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 4) AS candidate
+                JOIN {ready} AS ready ON ready.ctid = candidate.row
+                WHERE ready.run_at <= now()""" + StatementParts.QUEUE_OPEN + """
+                ORDER BY candidate.priority, candidate.run_at, candidate.id
+                LIMIT :limit
+                FOR UPDATE OF ready SKIP LOCKED
+            )""" + claimAndReturn(":worker", ":lease_ms", true);
+
+    /**
+     * Claims up to {@code :limit} jobs of a weighted fair queue from the ready rows, by the weighted
+     * policy of {@link StatementParts}.
+     */
+    static final String JOB_CLAIM_WEIGHTED = StatementParts.FAIR_GROUPS + StatementParts.WEIGHTED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.WEIGHTED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+
+    /** A burst fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_BURST}'s policy). */
+    static final String JOB_CLAIM_BURST = StatementParts.FAIR_GROUPS + StatementParts.BURST_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.BURST_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+
+    /** A spaced fair queue's claim from the ready rows ({@link JobSql#JOB_CLAIM_SPACED}'s policy). */
+    static final String JOB_CLAIM_SPACED = StatementParts.FAIR_GROUPS + StatementParts.SPACED_CHOICE
+            + StatementParts.FAIR_LOCK + StatementParts.SPACED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
+
+    /** A key no job runs (on any node) and, unless failed keys are skipped, no older job of which waits to retry. */
+    private static String keyFree(String candidate) {
+        return """
+                NOT EXISTS (SELECT 1 FROM {key_running} AS running
+                                       WHERE running.queue = :queue AND running.ordered_key = {c}.partition_key)
+                           AND (:skip_failed OR NOT EXISTS (SELECT 1 FROM {scheduled} AS held
+                                                            WHERE held.queue = :queue
+                                                              AND held.partition_key = {c}.partition_key
+                                                              AND held.id < {c}.id))""".replace("{c}", candidate);
+    }
+
+    /**
+     * Ends many positions in one statement: completions, failures (retried or dead), discards,
+     * releases and interruptions at shutdown, and a handler let go past its timeout ({@code expired},
+     * recovered by the queue's rule as the sweeper would: the rule the queue declared in
+     * workrow_queue_rule, else the ending node's backoff and {@code max_expiries} from the input;
+     * with {@code max_expiries} the attempt is given back and the job retires when its expiries
+     * reach it; without, the attempt counts). The fence is the claim row, locked {@code SKIP LOCKED} by token so one
+     * row held elsewhere never stalls the other claims' ends; an end is accepted when its claim row
+     * was locked here and its position is open. Accepted ends set their {@code settled} bits, or
+     * delete the claim row when no position stays open (disjoint rows, so one statement does both),
+     * append their outcome rows, move retried and released jobs to ready or scheduled (reading the
+     * job's data only for them; a job released or interrupted at shutdown keeps its due time, so it
+     * is first in line again) and dead ones to workrow_dead, and drop their ordered keys and, for
+     * completed jobs, saved steps (only for claims flagged to have any; a dead job keeps its step,
+     * so an operator's retry resumes from it, as today).
+     *
+     * <p>Every input comes back with its verdict: {@code accepted} (with the job's new status), or
+     * else whether the claim row was there but locked elsewhere ({@code busy}: try again), or this
+     * claim already logged an outcome of the job's own ({@code ended}: an earlier send of this end
+     * committed and its reply was lost), or neither: the lease or the job was lost.
+     */
+    static final String JOB_END_MANY = """
+            WITH input AS (
+                SELECT *
+                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
+                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+                     AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms,
+                              max_expiries, due_at, earlier_error, earlier_error_at)
+            {locked_claims}
+            ), open AS (
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
+                       coalesce(rule.max_lease_expiries, input.max_expiries) AS expiry_limit,
+                       CASE WHEN rule.queue IS NULL THEN input.retry_delay_ms
+                            ELSE\s""" + StatementParts.backoffMillis("rule.backoff_max_ms", "rule.backoff_initial_ms",
+                    "rule.backoff_multiplier", "CASE WHEN rule.max_lease_expiries > 0 THEN input.expiries"
+                            + " ELSE greatest(input.attempt - 1, 0) END", "rule.backoff_jitter") + """
+                       END AS delay_ms,
+                       input.kind = 'expired' AND coalesce(rule.max_lease_expiries, input.max_expiries) > 0 AS apart
+                FROM input
+                JOIN locked ON locked.token = input.token
+                LEFT JOIN {queue_rule} AS rule ON input.kind = 'expired' AND rule.queue = locked.queue
+                WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+            ), accepted AS MATERIALIZED (
+                SELECT open.*,
+                       CASE WHEN kind = 'completed' THEN 'completed'
+                            WHEN kind = 'released' THEN 'pending'
+                            WHEN apart AND expiries + 1 >= expiry_limit THEN 'dead'
+                            WHEN NOT apart AND (kind = 'discarded' OR attempt >= max_attempts) THEN 'dead'
+                            WHEN delay_ms > 0 THEN 'scheduled'
+                            ELSE 'pending' END AS status,
+                       CASE WHEN kind = 'released' OR apart THEN greatest(attempt - 1, 0) ELSE attempt END
+                           AS next_attempts,
+                       CASE WHEN kind = 'expired' THEN expiries + 1 ELSE expiries END AS next_expiries,
+                       CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker
+                            WHEN apart AND expiries + 1 >= expiry_limit
+                            THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
+                            WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
+                            WHEN kind = 'released' THEN earlier_error
+                            ELSE error END AS message,
+                       CASE WHEN kind = 'released' THEN earlier_error_at ELSE clock_timestamp() END AS message_at
+                FROM open
+            {settle}
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error, error_at, step)
+                SELECT id, attempt, next_expiries, token, queue,
+                       CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
+                            WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
+                       worker, due_at, started_at, clock_timestamp(),
+                       CASE WHEN status = 'completed' THEN earlier_error WHEN kind = 'released' THEN NULL ELSE message END,
+                       CASE WHEN status = 'completed' THEN earlier_error_at END,
+                       CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END
+                FROM accepted
+            ), again AS MATERIALIZED (
+                SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
+                       accepted.next_expiries, accepted.message, accepted.message_at,
+                       CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
+                            ELSE clock_timestamp() + greatest(accepted.delay_ms, 0) * interval '1 millisecond'
+                       END AS run_at,
+                       data.priority, data.partition_key, data.partition_bucket, data.fairness_key
+                FROM accepted
+                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
+                                    FROM {job_data} AS job
+                                    WHERE job.id = accepted.id AND accepted.status IN ('pending', 'scheduled')
+                                    OFFSET 0) AS data
+            ), to_ready AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
+                FROM again WHERE status = 'pending'
+            ), to_scheduled AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                         partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
+                FROM again WHERE status = 'scheduled'
+            ), to_dead AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                    claimed_by, started_at, finished_at)
+                SELECT id, queue, next_attempts, max_attempts, next_expiries, message, clock_timestamp(), worker,
+                       started_at, clock_timestamp()
+                FROM accepted WHERE status = 'dead'
+            {drop_keys}
+            ), steps AS (
+                DELETE FROM {step} AS step
+                USING accepted
+                WHERE accepted.has_steps AND accepted.status = 'completed' AND step.job_id = accepted.id
+            )
+            SELECT input.token, input.position, accepted.status,
+                   {verdicts}
+            """;
+
+    /**
+     * {@link #JOB_END_MANY} for completions only, the common end: the same fence and bits, without
+     * the moves a failure or a release needs, whose empty inserts would still cost every statement
+     * their plans and the ready table's trigger. Keys and steps are dropped as there. Returns only
+     * the ends it did not accept, with their verdicts; every other input was completed.
+     */
+    static final String JOB_COMPLETE_MANY = """
+            WITH input AS (
+                SELECT *, 'completed'::text AS kind
+                FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::timestamptz[], ?::text[],
+                            ?::timestamptz[])
+                     AS input(token, position, id, attempt, expiries, due_at, earlier_error, earlier_error_at)
+            {locked_claims}
+            ), accepted AS MATERIALIZED (
+                SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
+                FROM input
+                JOIN locked ON locked.token = input.token
+                WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+            {settle}
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error, error_at, step)
+                SELECT id, attempt, expiries, token, queue, 'completed', worker, due_at, started_at, clock_timestamp(),
+                       earlier_error, earlier_error_at, CASE WHEN has_steps THEN {saved_step} END
+                FROM accepted
+            {drop_keys}
+            ), steps AS (
+                DELETE FROM {step} AS step
+                USING accepted
+                WHERE accepted.has_steps AND step.job_id = accepted.id
+            )
+            SELECT input.token, input.position,
+                   input.token NOT IN (SELECT token FROM locked)
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
+                   {ended} AS ended
+            FROM input
+            WHERE (input.token, input.position) NOT IN (SELECT token, position FROM accepted)
+            """;
+
+    /**
+     * {@link #JOB_COMPLETE_MANY} run inside a transactional handler's own transaction: it waits for
+     * the claim row's lock rather than skipping it (a renewal holds it for a moment), since skipping
+     * would roll back the handler's work for nothing. Its claim should hold that job alone, or the
+     * handler's open transaction keeps the batch-mates' ends waiting.
+     */
+    static final String JOB_COMPLETE_IN_TRANSACTION = JOB_COMPLETE_MANY.replace("{locked_claims}",
+            "{locked_claims_waiting}");
+
+    /**
+     * Renews the leases of every claim one runtime holds (one row per batch, not per job), each to
+     * its own lease from the database's current time, and records the runtime as the holder of
+     * every token it renews, locked rows' included (the vouch {@link #JOB_SWEEP_EXPIRED_LEASES}
+     * respects). Rows locked elsewhere are skipped. Returns each renewed claim
+     * with its {@code dropped} bits, so a cancelled job's handler is interrupted.
+     */
+    static final String JOB_RENEW_LEASES = StatementParts.LEASE_HOLDER_VOUCH + """
+            , held AS (
+                SELECT claim.token, renewal.lease_ms
+                FROM unnest(?::bigint[], ?::bigint[]) AS renewal(token, lease_ms)
+                JOIN {claim} AS claim ON claim.token = renewal.token
+                WHERE claim.worker = ?
+                FOR UPDATE OF claim SKIP LOCKED
+            )
+            UPDATE {claim} AS claim
+            SET lease_expires_at = clock_timestamp() + held.lease_ms * interval '1 millisecond'
+            FROM held
+            WHERE claim.token = held.token
+            RETURNING claim.token, claim.dropped::text AS dropped
+            """;
+
+    /**
+     * Recovers the jobs of claims whose lease expired and whose holder does not vouch for them:
+     * the claim row is deleted, and each open position gets an {@code expired} outcome row and goes
+     * back, by its queue's rule (the declared rule, else this node's arrays, else
+     * the fallback values), to scheduled after the backoff (ready when it is zero) or to dead; a
+     * queue with {@code max_lease_expiries} gives the attempt back and retires the job when its
+     * expiries reach the limit. The claim's ordered keys go with it.
+     */
+    static final String JOB_SWEEP_EXPIRED_LEASES = """
+            WITH expired AS (
+                SELECT claim.token
+                FROM {claim} AS claim
+                WHERE claim.lease_expires_at < statement_timestamp()
+                  AND NOT EXISTS (SELECT 1 FROM {lease_holder} AS holder
+                                  WHERE holder.worker = claim.worker
+                                    AND holder.renewed_until > statement_timestamp()
+                                    AND claim.token = ANY (holder.tokens))
+                ORDER BY claim.lease_expires_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), gone AS MATERIALIZED (
+                DELETE FROM {claim} AS claim
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM expired))
+                RETURNING claim.*
+            ), open AS MATERIALIZED (
+                SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
+                       AS expiries, held.run_at AS due_at
+                FROM gone
+                CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries, gone.run_ats)
+                     WITH ORDINALITY AS held(id, attempt, expiries, run_at, position)
+                WHERE get_bit(gone.settled, held.position::int - 1) = 0 AND get_bit(gone.dropped, held.position::int - 1) = 0
+            ), rule AS (""" + StatementParts.recoveryRules("open") + """
+            ), counted AS (
+                SELECT open.*, coalesce(rule.max_lease_expiries, ?::int) AS max_expiries, data.max_attempts,
+                       data.priority, data.partition_key, data.partition_bucket, data.fairness_key,
+                       rule.initial_ms, rule.multiplier, rule.max_ms, rule.jitter
+                FROM open
+                CROSS JOIN LATERAL (SELECT job.max_attempts, job.priority, job.partition_key, job.partition_bucket,
+                                           job.fairness_key
+                                    FROM {job_data} AS job WHERE job.id = open.id OFFSET 0) AS data
+                LEFT JOIN rule ON rule.queue = open.queue
+            ), recovered AS MATERIALIZED (
+                SELECT counted.*,
+                       CASE WHEN counted.max_expiries > 0 THEN greatest(counted.attempt - 1, 0)
+                            ELSE counted.attempt END AS attempts,
+                       CASE WHEN counted.max_expiries > 0 THEN counted.expiries >= counted.max_expiries
+                            ELSE counted.attempt >= counted.max_attempts END AS dead,
+                       CASE WHEN counted.max_expiries > 0 AND counted.expiries >= counted.max_expiries
+                            THEN 'lease expired ' || counted.expiries || ' times; last held by ' || counted.worker
+                            ELSE 'lease expired while held by ' || counted.worker END AS error,
+                       """ + StatementParts.backoffMillis("coalesce(counted.max_ms, ?::bigint)",
+                    "coalesce(counted.initial_ms, ?::bigint)", "coalesce(counted.multiplier, ?::float8)",
+                    "CASE WHEN counted.max_expiries > 0 THEN counted.expiries - 1"
+                            + " ELSE greatest(counted.attempt - 1, 0) END",
+                    "coalesce(counted.jitter, ?::float8)") + """
+                           AS delay_ms
+                FROM counted
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error)
+                SELECT id, attempt, expiries, token, queue, 'expired', worker, due_at, started_at, clock_timestamp(),
+                       error
+                FROM recovered
+            ), to_ready AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, error, clock_timestamp()
+                FROM recovered WHERE NOT dead AND delay_ms <= 0
+            ), to_scheduled AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                         partition_bucket, fairness_key, last_error, last_error_at)
+                SELECT id, queue, priority, clock_timestamp() + delay_ms * interval '1 millisecond', attempts,
+                       max_attempts, expiries, partition_key, partition_bucket, fairness_key, error, clock_timestamp()
+                FROM recovered WHERE NOT dead AND delay_ms > 0
+            ), to_dead AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                    claimed_by, started_at, finished_at)
+                SELECT id, queue, attempts, max_attempts, expiries, error, clock_timestamp(), worker, started_at,
+                       clock_timestamp()
+                FROM recovered WHERE dead
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING gone
+                WHERE gone.has_keys AND key.claim_token = gone.token
+            )
+            SELECT id, queue, CASE WHEN dead THEN 'dead' WHEN delay_ms > 0 THEN 'scheduled' ELSE 'pending' END
+                       AS status, worker AS previous_owner, attempts, max_attempts, expiries AS lease_expiries
+            FROM recovered
+            """;
+
+    /**
+     * Cancels a waiting or running job of {@code queue}: a ready or scheduled row is deleted; a
+     * running job's position gets its {@code dropped} bit and its handler a {@code cancel:<id>}
+     * notification. The claim row stays even when that was its last open position, so that its
+     * holder's next renewal reports the position dropped (a cancel, not a lost lease); the holder
+     * then renews it no more and the sweeper deletes it, with nothing left to recover, once it expires. Either way a
+     * {@code cancelled} outcome row is written from what the move returned. Returns nothing when the
+     * job was in none of these homes at the moment of the statement: finished, dead, or moving
+     * between homes (the caller looks again).
+     */
+    static final String JOB_CANCEL = """
+            WITH from_ready AS (
+                DELETE FROM {ready} WHERE id = ? AND queue = ?
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
+                          NULL::timestamptz AS started_at, last_error, last_error_at
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} WHERE id = ? AND queue = ?
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
+                          NULL::timestamptz AS started_at, last_error, last_error_at
+            ), holding AS MATERIALIZED (
+                SELECT claim.token, array_position(claim.ids, ?::bigint) AS position, claim.settled, claim.dropped,
+                       claim.attempts, claim.expiries, claim.run_ats, claim.errors, claim.error_ats, claim.queue,
+                       claim.worker, claim.started_at
+                FROM {claim} AS claim
+                WHERE claim.queue = ? AND claim.ids @> ARRAY[?::bigint]
+                FOR UPDATE
+            ), target AS MATERIALIZED (
+                SELECT holding.*, set_bit(holding.dropped, holding.position - 1, 1) AS now_dropped
+                FROM holding
+                WHERE get_bit(holding.settled, holding.position - 1) = 0 AND get_bit(holding.dropped, holding.position - 1) = 0
+            ), marked AS (
+                UPDATE {claim} AS claim
+                SET dropped = target.now_dropped
+                FROM target
+                WHERE claim.token = ANY (ARRAY(SELECT token FROM target)) AND claim.token = target.token
+                RETURNING claim.token
+            ), from_claim AS (
+                SELECT ?::bigint AS id, target.queue, target.attempts[target.position] AS attempts,
+                       target.expiries[target.position] AS expiries, target.worker, target.token,
+                       target.run_ats[target.position] AS run_at, target.started_at,
+                       target.errors[target.position] AS last_error, target.error_ats[target.position] AS last_error_at
+                FROM target
+            ), cancelled AS (
+                SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_claim
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
+                                       started_at, finished_at, error, error_at, step)
+                SELECT id, attempts, expiries, token, queue, 'cancelled', worker, run_at, started_at, clock_timestamp(),
+                       last_error, last_error_at, {saved_step}
+                FROM cancelled
+            ), keys AS (
+                DELETE FROM {key_running} AS key
+                USING cancelled
+                WHERE cancelled.token IS NOT NULL AND key.claim_token = cancelled.token AND key.job_id = cancelled.id
+            ), steps AS (
+                DELETE FROM {step} AS step WHERE step.job_id IN (SELECT id FROM cancelled)
+            )
+            SELECT id, CASE WHEN token IS NOT NULL THEN pg_notify({channel}, 'cancel:' || id) END
+            FROM cancelled
+            """;
+
+    /**
+     * Where a job lives now, read without locks: its status by home, or nothing when it is finished
+     * or unknown. A cancel that found the job nowhere asks this before it gives up.
+     */
+    static final String JOB_LIVE_STATUS = """
+            SELECT 'pending' FROM {ready} WHERE id = ?
+            UNION ALL SELECT 'scheduled' FROM {scheduled} WHERE id = ?
+            UNION ALL SELECT 'dead' FROM {dead} WHERE id = ?
+            UNION ALL
+            SELECT 'running' FROM {claim} AS claim
+            WHERE claim.ids @> ARRAY[?::bigint]
+              AND get_bit(claim.settled, array_position(claim.ids, ?::bigint) - 1) = 0
+              AND get_bit(claim.dropped, array_position(claim.ids, ?::bigint) - 1) = 0
+            """;
+
+    /**
+     * Moves scheduled jobs that have fallen due to ready, oldest first; the insert's trigger wakes
+     * their queues' pollers on every node. SKIP LOCKED lets every runtime run it at once.
+     */
+    static final String JOB_PROMOTE_SCHEDULED = """
+            WITH due AS (
+                SELECT ctid AS row
+                FROM {scheduled}
+                WHERE run_at <= statement_timestamp()
+                ORDER BY run_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), moved AS (
+                DELETE FROM {scheduled} AS scheduled
+                WHERE scheduled.ctid = ANY (ARRAY(SELECT row FROM due))
+                RETURNING scheduled.*
+            ), promoted AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by
+                FROM moved
+                RETURNING queue
+            )
+            SELECT queue, count(*) AS jobs
+            FROM promoted
+            GROUP BY queue
+            """;
+
+    /**
+     * Moves waiting jobs whose attempts reached their max_attempts (an operator lowered it on the
+     * waiting row) to dead, from ready and scheduled alike. Served by the exhausted indexes, which
+     * hold only such rows and so are empty nearly always.
+     */
+    static final String JOB_RETIRE_EXHAUSTED = """
+            WITH exhausted_ready AS (
+                SELECT ctid AS row FROM {ready} WHERE attempts >= max_attempts LIMIT ? FOR UPDATE SKIP LOCKED
+            ), exhausted_scheduled AS (
+                SELECT ctid AS row FROM {scheduled} WHERE attempts >= max_attempts LIMIT ? FOR UPDATE SKIP LOCKED
+            ), from_ready AS (
+                DELETE FROM {ready} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_ready))
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by, run_at
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} WHERE ctid = ANY (ARRAY(SELECT row FROM exhausted_scheduled))
+                RETURNING id, queue, attempts, max_attempts, expiries, last_error, claimed_by, run_at
+            ), gone AS MATERIALIZED (
+                SELECT id, queue, attempts, max_attempts, expiries, coalesce(last_error, 'attempts exhausted') AS error,
+                       claimed_by, run_at
+                FROM (SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled) AS moved
+            ), buried AS (
+                INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at, claimed_by,
+                                    finished_at)
+                SELECT id, queue, attempts, max_attempts, expiries, error, clock_timestamp(), claimed_by,
+                       clock_timestamp()
+                FROM gone
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, run_at, finished_at, error)
+                SELECT id, attempts, expiries, queue, 'dead', claimed_by, run_at, clock_timestamp(), error FROM gone
+            )
+            SELECT id, queue, attempts, max_attempts FROM gone
+            """;
+
+    /**
+     * Retries dead jobs (at most {@code ?} of them, {@code SKIP LOCKED}) matching the operator's
+     * filters (ids, queue, error text, error kind; each ignored when null) that died no later than
+     * the cutoff: each moves to ready with its attempts and expiries reset, keeping its last error
+     * (and its saved step, to resume from); the trigger wakes the queues' pollers.
+     */
+    static final String JOB_RETRY_DEAD = """
+            WITH batch AS (
+                SELECT id
+                FROM {dead}
+                WHERE (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND (?::text IS NULL OR queue = ?)
+                  AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                  AND (?::text IS NULL OR {error_kind} = ?)
+                  AND finished_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), revived AS MATERIALIZED (
+                DELETE FROM {dead} AS dead
+                WHERE dead.id = ANY (ARRAY(SELECT id FROM batch))
+                RETURNING dead.*
+            ), retried AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                SELECT revived.id, revived.queue, data.priority, now(), 0, revived.max_attempts, 0, data.partition_key,
+                       data.partition_bucket, data.fairness_key, revived.last_error, revived.last_error_at,
+                       revived.claimed_by
+                FROM revived
+                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
+                                    FROM {job_data} AS job WHERE job.id = revived.id OFFSET 0) AS data
+                RETURNING id
+            )
+            SELECT count(*) AS retried FROM retried
+            """;
+
+    /**
+     * Cancels dead jobs of one queue (at most {@code ?}, {@code SKIP LOCKED}) matching the ids and
+     * error kind (each ignored when null) that died no later than the cutoff: each moves to a
+     * {@code cancelled} outcome row keeping its last error and its time of death (retention counts
+     * from it, as before the cancel), and its saved step goes.
+     */
+    static final String JOB_CANCEL_DEAD = """
+            WITH batch AS (
+                SELECT id
+                FROM {dead}
+                WHERE (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
+                  AND queue = ?
+                  AND (?::text IS NULL OR {error_kind} = ?)
+                  AND finished_at <= ?::timestamptz
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), closed AS MATERIALIZED (
+                DELETE FROM {dead} AS dead
+                WHERE dead.id = ANY (ARRAY(SELECT id FROM batch))
+                RETURNING dead.*
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, started_at, finished_at, error,
+                                       error_at, step)
+                SELECT id, attempts, expiries, queue, 'cancelled', claimed_by, started_at, finished_at, last_error,
+                       last_error_at, {saved_step}
+                FROM closed
+            ), steps AS (
+                DELETE FROM {step} WHERE job_id IN (SELECT id FROM closed)
+            )
+            SELECT count(*) AS cancelled FROM closed
+            """;
+
+    /**
+     * Records the step a running job reached, fenced by its claim row: the row is locked (a
+     * cancel's or an end's update of it waits, and this waits for theirs), the position must be
+     * open, and the claim is flagged so its ends clear the step. Returns the job's id when saved.
+     */
+    static final String JOB_SAVE_STEP = """
+            WITH held AS (
+                SELECT token, has_steps
+                FROM {claim}
+                WHERE token = ? AND get_bit(settled, ? - 1) = 0 AND get_bit(dropped, ? - 1) = 0
+                FOR NO KEY UPDATE
+            ), flagged AS (
+                UPDATE {claim} AS claim
+                SET has_steps = true
+                FROM held
+                WHERE claim.token = held.token AND NOT held.has_steps
+            )
+            INSERT INTO {step} (job_id, step)
+            SELECT ?, ? FROM held
+            ON CONFLICT (job_id) DO UPDATE SET step = excluded.step
+            RETURNING job_id
+            """;
+
+    /**
+     * Which of the given claims still exist: a renewal that skipped a claim locked by another
+     * session (an end being written, a transactional handler's completion) tells it from a claim
+     * the sweeper took. A plain read, so it waits on no lock.
+     */
+    static final String CLAIMS_STILL_HELD = """
+            SELECT token FROM {claim} WHERE token = ANY (?::bigint[])
+            """;
+
+    /**
+     * Extends a running job's lease ({@code JobContext.extendLease}): its whole claim's, to at
+     * least {@code ?} milliseconds from the database's current time, while the position is open.
+     */
+    static final String JOB_EXTEND_LEASE = """
+            UPDATE {claim}
+            SET lease_expires_at = greatest(lease_expires_at, clock_timestamp() + ? * interval '1 millisecond')
+            WHERE token = ? AND get_bit(settled, ? - 1) = 0 AND get_bit(dropped, ? - 1) = 0
+            """;
+
+    /**
+     * Jobs per queue in each live home, read from the homes themselves: ready (with how many are
+     * due and the oldest due time, through the two claim indexes), scheduled, running (each claim's
+     * positions neither settled nor dropped, counted from its bits) and dead; the rows
+     * {@link JobSql#QUEUE_DEPTH} returns.
+     */
+    static final String QUEUE_DEPTH = """
+            SELECT queue, 'pending' AS status, sum(jobs) AS jobs, sum(due) AS due,
+                   coalesce(extract(epoch FROM now() - min(oldest_due)), 0) AS lag_seconds
+            FROM (SELECT queue, count(*) AS jobs, count(*) FILTER (WHERE run_at <= now()) AS due,
+                         min(run_at) FILTER (WHERE run_at <= now()) AS oldest_due
+                  FROM {ready} AS ready WHERE {ready_unkeyed} GROUP BY queue
+                  UNION ALL
+                  SELECT queue, count(*), count(*) FILTER (WHERE run_at <= now()),
+                         min(run_at) FILTER (WHERE run_at <= now())
+                  FROM {ready} AS ready WHERE {ready_keyed} GROUP BY queue) AS pending
+            GROUP BY queue
+            UNION ALL
+            SELECT queue, 'scheduled', count(*), 0, 0 FROM {scheduled} GROUP BY queue
+            UNION ALL
+            SELECT queue, 'running', sum(length(settled) - bit_count(settled | dropped)), 0, 0
+            FROM {claim} GROUP BY queue
+            UNION ALL
+            SELECT queue, 'dead', count(*), 0, 0 FROM {dead} GROUP BY queue
+            """;
+
+    /**
+     * Running jobs, oldest claim first, read from the claims (the open positions of at most
+     * {@code ?} of them after the queue filter) before each is joined to its data.
+     */
+    static final String JOB_LIST_RUNNING = """
+            SELECT running.id, running.queue, 'running' AS status, running.attempts, data.max_attempts,
+                   running.worker AS claimed_by, running.lease_expires_at, running.run_at,
+                   running.last_error, running.last_error_at,
+                   data.created_at, running.expiries AS lease_expiries
+            FROM (SELECT claim.queue, claim.worker, claim.lease_expires_at, claim.started_at, held.*
+                  FROM {claim} AS claim
+                  CROSS JOIN LATERAL unnest(claim.ids, claim.attempts, claim.expiries, claim.run_ats, claim.errors,
+                                            claim.error_ats)
+                       WITH ORDINALITY AS held(id, attempts, expiries, run_at, last_error, last_error_at, position)
+                  WHERE (?::text IS NULL OR claim.queue = ?)
+                    AND get_bit(claim.settled, held.position::int - 1) = 0
+                    AND get_bit(claim.dropped, held.position::int - 1) = 0
+                  ORDER BY claim.started_at, held.id
+                  LIMIT ?) AS running
+            CROSS JOIN LATERAL (SELECT job.max_attempts, job.created_at FROM {job_data} AS job
+                                WHERE job.id = running.id OFFSET 0) AS data
+            ORDER BY running.started_at, running.id
+            """;
+
+    /** Dead jobs, newest first, read from workrow_dead (its limit first) and then joined to their data. */
+    static final String JOB_LIST_DEAD = """
+            SELECT dead.id, dead.queue, 'dead' AS status, dead.attempts, dead.max_attempts, dead.claimed_by,
+                   NULL::timestamptz AS lease_expires_at, NULL::timestamptz AS run_at, dead.last_error,
+                   dead.last_error_at, data.created_at, dead.expiries AS lease_expiries
+            FROM (SELECT * FROM {dead}
+                  WHERE (?::text IS NULL OR queue = ?)
+                    AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
+                  ORDER BY finished_at DESC
+                  LIMIT ?) AS dead
+            CROSS JOIN LATERAL (SELECT job.created_at FROM {job_data} AS job WHERE job.id = dead.id OFFSET 0) AS data
+            ORDER BY dead.finished_at DESC
+            """;
+
+    /**
+     * One job through the {@code workrow_job} view: its id is pushed into every home's arm. No
+     * row is updated on this layout, so its last change is the latest of the times it carries
+     * (created, claimed, finished, or failed and put back).
+     */
     static final String JOB_FIND = """
             SELECT id, queue, status, partition_key, fairness_key, idempotency_key, priority, payload::text AS payload,
                    headers::text AS headers, run_at, attempts, max_attempts, lease_expiries, last_error,
-                   last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at, updated_at
+                   last_error_at, step, claimed_by, lease_expires_at, created_at, started_at, finished_at,
+                   greatest(created_at, started_at, finished_at, last_error_at) AS updated_at
             FROM {job}
             WHERE id = ?
             """;
 
     /**
-     * Jobs finished per queue and minute from the minute of ? (at most a day back): one range of
-     * workrow_job_finished_idx (status, finished_at) per status, and a heap read per job for its
-     * queue, so callers ask for the minutes they have not seen rather than the whole hour again.
+     * Jobs finished per queue and minute: completions from the outcome log (only the days the
+     * range reaches, each through its BRIN), deaths from workrow_dead (a job that died of an
+     * expired lease has an {@code expired} outcome, and a retried one is no longer dead). The caller's minute ({@code ?}) is bound as it is, so that the planner prunes
+     * the log's older days when it plans the statement: a bound computed from {@code now()} prunes
+     * them only when it runs, and the plan is then costed over every day, high enough that
+     * PostgreSQL compiles it with JIT (docs/performance.md, "Reads against a long history, on the
+     * write-once layout").
      */
     static final String JOB_FINISHED_PER_MINUTE = """
             SELECT queue, date_trunc('minute', finished_at, 'UTC') AS minute,
-                   count(*) FILTER (WHERE status = 'completed') AS completed,
-                   count(*) FILTER (WHERE status = 'dead') AS dead
-            FROM {job}
-            WHERE status IN ('completed', 'dead')
-              AND finished_at >= date_trunc('minute', greatest(?::timestamptz, now() - interval '1 day'), 'UTC')
+                   count(*) FILTER (WHERE NOT died) AS completed, count(*) FILTER (WHERE died) AS dead
+            FROM (SELECT queue, finished_at, false AS died FROM {outcome} WHERE status = 'completed'
+                  UNION ALL
+                  SELECT queue, finished_at, true FROM {dead}) AS finished
+            WHERE finished_at >= ?::timestamptz AND finished_at >= date_trunc('minute', now() - interval '1 day', 'UTC')
             GROUP BY 1, 2
             ORDER BY minute, queue
             """;
 
     /**
-     * Puts one batch of dead jobs back to pending with fresh attempts, due now, and wakes their
-     * queues' pollers (the insert trigger does not see updates). The last error stays for the
-     * record. At most the last parameter's number of rows, so that retrying a group of a million
-     * is many short statements, each well inside the statement timeout; the caller repeats until a
-     * batch comes back short. Only rows unchanged since the cutoff (the database's time when the
-     * caller began) are taken, so a job retried by an earlier batch that died again meanwhile is
-     * not retried twice by one call. Rows locked elsewhere are left to the next call.
+     * Creates the outcome log's partitions of the next {@code ?} days from the database's today
+     * (UTC), moving rows of such a day out of the default partition first; returns the days created.
      */
-    static final String JOB_RETRY_DEAD = """
-            WITH batch AS (
-                SELECT id
-                FROM {job}
-                WHERE status = 'dead'
-                  AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
-                  AND (?::text IS NULL OR queue = ?)
-                  AND (?::text IS NULL OR strpos(lower(last_error), lower(?)) > 0)
-                  AND (?::text IS NULL OR {error_kind} = ?)
-                  AND updated_at <= ?::timestamptz
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            ), retried AS (
-                UPDATE {job} AS job
-                SET status = 'pending', attempts = 0, lease_expiries = 0, run_at = now(), finished_at = NULL,
-                    updated_at = now()
-                FROM batch
-                WHERE job.id = batch.id
-                RETURNING job.queue
-            ), woken AS (
-                SELECT pg_notify({channel}, queue) FROM (SELECT DISTINCT queue FROM retried) AS q
-            )
-            SELECT (SELECT count(*) FROM retried) AS retried, (SELECT count(*) FROM woken) AS queues
+    static final String OUTCOME_DAYS_ADD = """
+            SELECT day
+            FROM generate_series(0, ? - 1) AS ahead,
+                 LATERAL (SELECT (statement_timestamp() AT TIME ZONE 'UTC')::date + ahead AS day) AS days
+            WHERE {schema}.workrow_add_outcome_day(day)
             """;
 
     /**
-     * Cancels one batch of dead jobs of one queue (they stay, as cancelled, until retention
-     * prunes them, counted from finished_at, when they died): those in the id array when it is not
-     * null, of one kind of error when that is not null. Batched as {@link #JOB_RETRY_DEAD} is.
+     * The outcome log's days that ended more than {@code ?} milliseconds ago, oldest first, by the
+     * name of their tables in the log's schema: attached, or left detached by a pass that failed
+     * between its two steps. Retention detaches each ({@link #OUTCOME_DAY_DETACH}) and then drops
+     * it ({@link #OUTCOME_DAY_DROP}), each in a transaction of its own, so the parent's lock is held
+     * only for the detach and the files are unlinked after it is released.
      */
-    static final String JOB_CANCEL_DEAD = """
-            WITH batch AS (
-                SELECT id
-                FROM {job}
-                WHERE status = 'dead'
-                  AND (?::bigint[] IS NULL OR id = ANY(?::bigint[]))
-                  AND queue = ?
-                  AND (?::text IS NULL OR {error_kind} = ?)
-                  AND updated_at <= ?::timestamptz
-                LIMIT ?
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE {job} AS job
-            SET status = 'cancelled', updated_at = now()
-            FROM batch
-            WHERE job.id = batch.id
+    static final String OUTCOME_DAYS_EXPIRED = """
+            SELECT day.relname AS name
+            FROM pg_class AS day
+            WHERE day.relnamespace = (SELECT log.relnamespace FROM pg_class AS log WHERE log.oid = '{outcome}'::regclass)
+              AND day.relkind = 'r'
+              AND day.relname ~ '^workrow_outcome_[0-9]{8}$'
+              AND (to_date(substr(day.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC'
+                  <= statement_timestamp() - ? * interval '1 millisecond'
+            ORDER BY day.relname
             """;
 
     /**
-     * Cancels a scheduled, pending or running job of one queue. Clearing the token fences out a running
-     * handler's result; the notification ({@code cancel:<id>}, which no queue name can be) tells
-     * the runtime holding it to interrupt the handler at once rather than at its next renewal.
+     * Deletes up to {@code ?} rows of the outcome log's default partition that finished more than
+     * {@code ?} milliseconds ago: rows whose day had no partition when they were written (a dead
+     * job cancelled long after it died keeps its time of death) are never in a day retention
+     * drops. The partition stays near empty, so this is a few rows at most.
      */
-    static final String JOB_CANCEL = """
-            WITH target AS (
-                SELECT id, status FROM {job} WHERE id = ? AND queue = ? FOR UPDATE
-            ), cancelled AS (
-                UPDATE {job} AS job
-                SET status = 'cancelled', finished_at = clock_timestamp(), lease_expires_at = NULL,
-                    lease_token = NULL, updated_at = clock_timestamp()
-                FROM target
-                WHERE job.id = target.id AND target.status IN ('scheduled', 'pending', 'running')
-                RETURNING job.id, target.status AS previous_status
+    static final String OUTCOME_DEFAULT_PRUNE = """
+            DELETE FROM {outcome}_default
+            WHERE ctid = ANY (ARRAY(SELECT ctid FROM {outcome}_default
+                                    WHERE finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                                    LIMIT ?))
+            """;
+
+    /**
+     * Detaches one day of the outcome log, if it is attached ({@code ?}: a name
+     * {@link #OUTCOME_DAYS_EXPIRED} gave), as the tables' owner ({@code workrow_detach_outcome_day}, V13).
+     */
+    static final String OUTCOME_DAY_DETACH = """
+            SELECT {schema}.workrow_detach_outcome_day(?)
+            """;
+
+    /** Drops one detached day of the outcome log, as the tables' owner ({@code workrow_drop_outcome_day}, V13). */
+    static final String OUTCOME_DAY_DROP = """
+            SELECT {schema}.workrow_drop_outcome_day(?)
+            """;
+
+    /**
+     * Creates the next range partition of the job data when less than half of the newest is left
+     * ({@code workrow_extend_job_data}, V13), at least {@code ?} ids large; the partition created
+     * or NULL.
+     */
+    static final String JOB_DATA_EXTEND = """
+            SELECT {schema}.workrow_extend_job_data(?)
+            """;
+
+    /**
+     * Deletes up to {@code ?} dead jobs that died more than {@code ?} milliseconds ago, with their
+     * saved steps (dead is the last home that keeps a step); their data goes with its id range.
+     * Dead jobs are few by nature, so this is the one retention that deletes rows one by one.
+     */
+    static final String JOB_PRUNE_DEAD = """
+            WITH old AS (
+                SELECT id FROM {dead}
+                WHERE finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                ORDER BY finished_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), steps AS (
+                DELETE FROM {step} AS step WHERE step.job_id = ANY (ARRAY(SELECT id FROM old))
             )
-            SELECT id, CASE WHEN previous_status = 'running' THEN pg_notify({channel}, 'cancel:' || id) END
-            FROM cancelled
+            DELETE FROM {dead} AS dead
+            WHERE dead.id = ANY (ARRAY(SELECT id FROM old))
             """;
 
-    /** The database's time: where a batched operator write takes its cutoff. */
-    static final String DATABASE_NOW = """
-            SELECT statement_timestamp()
+    /** Whether the database answers and the job data is there (the health check). */
+    static final String JOB_TABLE_CHECK = """
+            SELECT 1 FROM {job_data} LIMIT 0
             """;
 
-    /** Replaces the table, view and sequence placeholders with quoted names in {@code schema}. */
+    /**
+     * Retires the data of jobs finished more than {@code ?} milliseconds ago, whole id ranges at a
+     * time ({@code workrow_retire_job_data}, V13); the partitions dropped.
+     */
+    static final String JOB_DATA_RETIRE = """
+            SELECT name FROM {schema}.workrow_retire_job_data(statement_timestamp() - ? * interval '1 millisecond')
+                AS name
+            """;
+
+    /** A claim statement rendered to write one claim row per job claimed, each at position 1. */
+    static String renderPerJob(String sql, SqlIdentifier schema) {
+        return render(sql.replace("{claim_group}", "id").replace("{position}", "1")
+                .replace("{claim_match}", "claim.first_id = taken.id"), schema);
+    }
+
+    /** Replaces the placeholders of every statement with SQL parts and quoted names in {@code schema}. */
     static String render(String sql, SqlIdentifier schema) {
-        return sql.replace("{waiting}", "{job}").replace("{pending}", "job.status = 'pending'")
-                .replace("{dead_jobs}", "{job}").replace("{is_dead}", "status = 'dead'").replace("{dead_order}", "status")
-                .replace("{lock_match}", "job.id = candidate.id")
-                .replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", UNKEYED).replace("{keyed}", KEYED)
+        String prefix = schema.quoted() + ".workrow_";
+        return renderShared(sql.replace("{claim_group}", "()").replace("{position}", "row_number() OVER (ORDER BY taken.id)")
+                .replace("{claim_match}", "true")
+                .replace("{waiting}", "{ready}").replace("{pending}", "true")
+                .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true").replace("{dead_order}", "queue")
+                .replace("{lock_match}", "job.ctid = candidate.row")
+                .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
+                .replace("{locked_claims}", LOCKED_CLAIMS)
+                .replace("{saved_step}", SAVED_STEP)
+                .replace("{locked_claims_waiting}", LOCKED_CLAIMS.replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE"))
+                .replace("{settle}", SETTLE)
+                .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
+                .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
+                .replace("{new_jobs}", NEW_JOBS)
+                .replace("{job_data}", prefix + "job_data")
+                .replace("{job_key}", prefix + "job_key")
+                .replace("{ready}", prefix + "ready")
+                .replace("{scheduled}", prefix + "scheduled")
+                .replace("{claim}", prefix + "claim")
+                .replace("{outcome}", prefix + "outcome")
+                .replace("{dead}", prefix + "dead")
+                .replace("{key_running}", prefix + "key_running")
+                .replace("{step}", prefix + "step")
+                .replace("{job_id_seq}", "'" + prefix + "job_id_seq'")
+                .replace("{schema}", schema.quoted()), schema);
+    }
+
+    /** The placeholders every store's statements share: the tables beside the jobs', the channel. */
+    private static String renderShared(String sql, SqlIdentifier schema) {
+        return sql.replace("{error_kind}", ERROR_KIND).replace("{unkeyed}", JOB_ALIAS_UNKEYED)
+                .replace("{keyed}", JOB_ALIAS_KEYED)
                 .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")

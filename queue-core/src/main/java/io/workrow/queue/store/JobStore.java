@@ -13,13 +13,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import javax.sql.DataSource;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Workrow's statements on one schema, whatever layout its jobs are kept in: the producer's
+ * Workrow's statements on one schema: the producer's
  * enqueue, the runtime's claims ({@link #claims()}), maintenance, the operator's actions and the
- * reads behind the admin API, the endpoint and the gauges. {@link #of} picks the implementation
- * for the layout the schema was migrated to.
+ * reads behind the admin API, the endpoint and the gauges.
  *
  * <p>Every method runs on the given {@link DataSource}. The producer's and the operator's
  * statements join the caller's Spring-managed transaction when there is one; the statements the
@@ -31,22 +29,18 @@ public interface JobStore {
     /** The default limit on statements the runtime runs on its own: claims, results, renewals, maintenance. */
     Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
-    /** The store for the layout {@code schema} was migrated to, with the default statement timeout. */
+    /** The store on {@code schema}, with the default statement timeout. */
     static JobStore of(DataSource dataSource, SqlIdentifier schema) {
         return of(dataSource, schema, DEFAULT_STATEMENT_TIMEOUT);
     }
 
     /**
-     * The store for the layout {@code schema} was migrated to: the write-once layout when its claim
-     * table is there, else the one-row-per-job layout.
+     * The store on {@code schema}, which Workrow's migrations have brought to the write-once layout.
      *
      * @param statementTimeout the longest any statement may run, waits for locks included
      */
     static JobStore of(DataSource dataSource, SqlIdentifier schema, Duration statementTimeout) {
-        Boolean writeOnce = new JdbcTemplate(dataSource).queryForObject(
-                "SELECT to_regclass(?) IS NOT NULL", Boolean.class, schema.quoted() + ".workrow_claim");
-        return Boolean.TRUE.equals(writeOnce) ? new WriteOnceStore(dataSource, schema, statementTimeout)
-                : new RowPerJobStore(dataSource, schema, statementTimeout);
+        return new WriteOnceStore(dataSource, schema, statementTimeout);
     }
 
     /** The schema this store's statements address. */

@@ -1,14 +1,13 @@
 package io.workrow.queue.store;
 
 /**
- * The parts statements are built from that both layouts share, today's ({@link JobSql}) and the
- * write-once layout's ({@link WriteOnceSql}): the queue-open check, the groups of a fair queue, the
- * lock of the jobs a fair claim chose, each fairness policy's choice and grant, and the sweep's
- * recovery rules. Where jobs wait
- * is a placeholder each layout's render fills: {@code {waiting}} (the table, aliased {@code job}),
- * {@code {pending}} (what a waiting row of it satisfies) and {@code {lock_match}} (how the lock
- * finds a candidate's row again). Each part's rows carry the row's {@code ctid} ({@code row}) and
- * {@code id}: today's claim takes its jobs by id, the write-once claim by ctid.
+ * The parts the claim and sweep statements of {@link JobSql} are built from: the queue-open check,
+ * the groups of a fair queue, the lock of the jobs a fair claim chose, each fairness policy's
+ * choice and grant, and the sweep's recovery rules. Where jobs wait is a placeholder the render
+ * fills: {@code {waiting}} (the ready table, aliased {@code job}), {@code {pending}} (what a
+ * waiting row of it satisfies) and {@code {lock_match}} (how the lock finds a candidate's row
+ * again). Each part's rows carry the row's {@code ctid} ({@code row}) and {@code id}; the claim
+ * takes its jobs by ctid.
  */
 final class StatementParts {
 

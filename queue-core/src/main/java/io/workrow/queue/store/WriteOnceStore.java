@@ -5,6 +5,7 @@ import static io.workrow.queue.store.ArrayParameters.column;
 
 import io.workrow.queue.JobStatus;
 import java.sql.PreparedStatement;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -17,13 +18,17 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.PreparedStatementCreator;
 
 /**
- * Runs the statements of the write-once layout ({@link WriteOnceSql}, one method per statement)
+ * Runs the statements of the write-once layout ({@link JobSql}, one method per statement)
  * against one schema, whose tables Workrow's migration {@code V13} creates: the store of every
  * schema migrated to the latest version.
  */
 public final class WriteOnceStore implements JobStore, ClaimStore {
+
+    /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
+    private static final int DEAD_JOBS_BATCH = 5_000;
 
     /**
      * Every table a job's rows live in on this layout, unqualified: what a test or a benchmark
@@ -104,52 +109,51 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.statementTimeout = statementTimeout;
         this.claimsPerJob = claimsPerJob;
         java.util.function.Function<String, String> claimText = claimsPerJob
-                ? sql -> WriteOnceSql.renderPerJob(sql, schema) : sql -> WriteOnceSql.render(sql, schema);
+                ? sql -> JobSql.renderPerJob(sql, schema) : sql -> JobSql.render(sql, schema);
         this.jdbc = new JdbcTemplate(dataSource);
         this.timed = new JdbcTemplate(dataSource);
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
-        this.insertMany = WriteOnceSql.render(WriteOnceSql.JOB_INSERT_MANY, schema);
-        this.insertManyWithoutIdempotencyKeys = WriteOnceSql.render(
-                WriteOnceSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
-        this.findByIdempotencyKeys = WriteOnceSql.render(WriteOnceSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
-        this.claim = claimText.apply(WriteOnceSql.JOB_CLAIM);
-        this.claimOrdered = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_ORDERED));
-        this.claimWeighted = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_WEIGHTED));
-        this.claimBurst = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_BURST));
-        this.claimSpaced = NamedStatement.parse(claimText.apply(WriteOnceSql.JOB_CLAIM_SPACED));
-        this.endMany = WriteOnceSql.render(WriteOnceSql.JOB_END_MANY, schema);
-        this.completeMany = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_MANY, schema);
-        this.completeInTransaction = WriteOnceSql.render(WriteOnceSql.JOB_COMPLETE_IN_TRANSACTION, schema);
-        this.renewLeases = WriteOnceSql.render(WriteOnceSql.JOB_RENEW_LEASES, schema);
-        this.sweepExpiredLeases = WriteOnceSql.render(WriteOnceSql.JOB_SWEEP_EXPIRED_LEASES, schema);
-        this.cancel = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL, schema);
-        this.liveStatus = WriteOnceSql.render(WriteOnceSql.JOB_LIVE_STATUS, schema);
-        this.promoteScheduled = WriteOnceSql.render(WriteOnceSql.JOB_PROMOTE_SCHEDULED, schema);
-        this.outcomeDaysAdd = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_ADD, schema);
-        this.retireExhausted = WriteOnceSql.render(WriteOnceSql.JOB_RETIRE_EXHAUSTED, schema);
-        this.retryDead = WriteOnceSql.render(WriteOnceSql.JOB_RETRY_DEAD, schema);
-        this.cancelDead = WriteOnceSql.render(WriteOnceSql.JOB_CANCEL_DEAD, schema);
-        this.saveStep = WriteOnceSql.render(WriteOnceSql.JOB_SAVE_STEP, schema);
-        this.extendLease = WriteOnceSql.render(WriteOnceSql.JOB_EXTEND_LEASE, schema);
-        this.stillHeld = WriteOnceSql.render(WriteOnceSql.CLAIMS_STILL_HELD, schema);
-        this.leaseHolderForget = WriteOnceSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
-        this.jobDataExtend = WriteOnceSql.render(WriteOnceSql.JOB_DATA_EXTEND, schema);
-        this.jobDataRetire = WriteOnceSql.render(WriteOnceSql.JOB_DATA_RETIRE, schema);
-        this.pruneDead = WriteOnceSql.render(WriteOnceSql.JOB_PRUNE_DEAD, schema);
-        this.tableCheck = WriteOnceSql.render(WriteOnceSql.JOB_TABLE_CHECK, schema);
+        this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
+        this.insertManyWithoutIdempotencyKeys = JobSql.render(
+                JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
+        this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
+        this.claim = claimText.apply(JobSql.JOB_CLAIM);
+        this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
+        this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
+        this.claimBurst = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_BURST));
+        this.claimSpaced = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_SPACED));
+        this.endMany = JobSql.render(JobSql.JOB_END_MANY, schema);
+        this.completeMany = JobSql.render(JobSql.JOB_COMPLETE_MANY, schema);
+        this.completeInTransaction = JobSql.render(JobSql.JOB_COMPLETE_IN_TRANSACTION, schema);
+        this.renewLeases = JobSql.render(JobSql.JOB_RENEW_LEASES, schema);
+        this.sweepExpiredLeases = JobSql.render(JobSql.JOB_SWEEP_EXPIRED_LEASES, schema);
+        this.cancel = JobSql.render(JobSql.JOB_CANCEL, schema);
+        this.liveStatus = JobSql.render(JobSql.JOB_LIVE_STATUS, schema);
+        this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
+        this.outcomeDaysAdd = JobSql.render(JobSql.OUTCOME_DAYS_ADD, schema);
+        this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
+        this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
+        this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
+        this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
+        this.extendLease = JobSql.render(JobSql.JOB_EXTEND_LEASE, schema);
+        this.stillHeld = JobSql.render(JobSql.CLAIMS_STILL_HELD, schema);
+        this.leaseHolderForget = JobSql.render(JobSql.LEASE_HOLDER_FORGET, schema);
+        this.jobDataExtend = JobSql.render(JobSql.JOB_DATA_EXTEND, schema);
+        this.jobDataRetire = JobSql.render(JobSql.JOB_DATA_RETIRE, schema);
+        this.pruneDead = JobSql.render(JobSql.JOB_PRUNE_DEAD, schema);
+        this.tableCheck = JobSql.render(JobSql.JOB_TABLE_CHECK, schema);
         this.controls = new QueueControls(timed, schema);
-        // the dead groups are today's statement, read from workrow_dead
-        this.reads = new JobReads(timed, WriteOnceSql.render(WriteOnceSql.QUEUE_DEPTH, schema),
-                WriteOnceSql.render(WriteOnceSql.JOB_LIST_RUNNING, schema),
-                WriteOnceSql.render(WriteOnceSql.JOB_LIST_DEAD, schema),
-                WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
-                WriteOnceSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema),
-                WriteOnceSql.render(WriteOnceSql.JOB_FIND, schema),
-                WriteOnceSql.render(WriteOnceSql.JOB_FINISHED_PER_MINUTE, schema));
-        this.outcomeDaysExpired = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAYS_EXPIRED, schema);
-        this.outcomeDayDetach = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DETACH, schema);
-        this.outcomeDayDrop = WriteOnceSql.render(WriteOnceSql.OUTCOME_DAY_DROP, schema);
-        this.outcomeDefaultPrune = WriteOnceSql.render(WriteOnceSql.OUTCOME_DEFAULT_PRUNE, schema);
+        this.reads = new JobReads(timed, JobSql.render(JobSql.QUEUE_DEPTH, schema),
+                JobSql.render(JobSql.JOB_LIST_RUNNING, schema),
+                JobSql.render(JobSql.JOB_LIST_DEAD, schema),
+                JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
+                JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema),
+                JobSql.render(JobSql.JOB_FIND, schema),
+                JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema));
+        this.outcomeDaysExpired = JobSql.render(JobSql.OUTCOME_DAYS_EXPIRED, schema);
+        this.outcomeDayDetach = JobSql.render(JobSql.OUTCOME_DAY_DETACH, schema);
+        this.outcomeDayDrop = JobSql.render(JobSql.OUTCOME_DAY_DROP, schema);
+        this.outcomeDefaultPrune = JobSql.render(JobSql.OUTCOME_DEFAULT_PRUNE, schema);
     }
 
     /**
@@ -404,7 +408,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
 
     /**
      * Ends positions in one statement and says of each whether it counted ({@link EndResult});
-     * a call of completions only runs the lean {@link WriteOnceSql#JOB_COMPLETE_MANY}. An end must
+     * a call of completions only runs the lean {@link JobSql#JOB_COMPLETE_MANY}. An end must
      * not be sent twice in one call.
      */
     @Override
@@ -531,7 +535,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      * queue's rule ({@code rules}, else {@code fallback}).
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
-        return RowPerJobStore.sweep(timed, sweepExpiredLeases, limit, rules, fallback);
+        return sweep(timed, sweepExpiredLeases, limit, rules, fallback);
     }
 
     /**
@@ -635,14 +639,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      */
     public int retryDead(Collection<Long> ids, String queue, String errorText, String errorKind) {
         java.sql.Timestamp cutoff = databaseNow();
-        return RowPerJobStore.inBatches(limit -> timed.query(RowPerJobStore.deadJobs(retryDead, ids, cutoff, limit, queue, queue,
+        return inBatches(limit -> timed.query(deadJobs(retryDead, ids, cutoff, limit, queue, queue,
                 errorText, errorText, errorKind, errorKind), (rs, row) -> rs.getInt("retried")).get(0));
     }
 
     /** Cancels dead jobs of {@code queue} matching the ids and error kind ({@code null}: any); returns how many. */
     public int cancelDead(Collection<Long> ids, String queue, String errorKind) {
         java.sql.Timestamp cutoff = databaseNow();
-        return RowPerJobStore.inBatches(limit -> timed.query(RowPerJobStore.deadJobs(cancelDead, ids, cutoff, limit, queue,
+        return inBatches(limit -> timed.query(deadJobs(cancelDead, ids, cutoff, limit, queue,
                 errorKind, errorKind), (rs, row) -> rs.getInt("cancelled")).get(0));
     }
 
@@ -766,5 +770,60 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 return !refused.next();
             }
         }
+    }
+
+    /** Runs the sweep statement: its limit, the configured rules and the fallback rule. */
+    private static List<MovedJob> sweep(JdbcTemplate timed, String sql, int limit, List<RecoveryRule> rules,
+            RecoveryRule fallback) {
+        return timed.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(sql);
+            statement.setInt(1, limit);
+            RecoveryRule.bindArrays(statement, 2, rules);
+            statement.setInt(8, fallback.maxLeaseExpiries());
+            statement.setLong(9, fallback.maxMillis());
+            statement.setLong(10, fallback.initialMillis());
+            statement.setDouble(11, fallback.multiplier());
+            statement.setDouble(12, fallback.jitter());
+            return statement;
+        }, (rs, row) -> new MovedJob(
+                rs.getLong("id"), rs.getString("queue"), JobStatus.fromColumn(rs.getString("status")),
+                rs.getInt("attempts"), rs.getInt("max_attempts"), rs.getString("previous_owner"),
+                rs.getInt("lease_expiries")));
+    }
+
+    /**
+     * Runs a batched statement on dead jobs until a batch comes back short: a group of a million
+     * is many statements of {@link #DEAD_JOBS_BATCH}, each well inside the statement timeout and
+     * committed on its own (unless the caller's transaction spans them).
+     */
+    private static int inBatches(java.util.function.IntUnaryOperator batch) {
+        int total = 0;
+        int moved;
+        do {
+            moved = batch.applyAsInt(DEAD_JOBS_BATCH);
+            total += moved;
+        } while (moved == DEAD_JOBS_BATCH);
+        return total;
+    }
+
+    /**
+     * A statement on dead jobs whose first two parameters are the id array (null for any id),
+     * whose others are text, in order, and whose last two are the cutoff and the batch's limit.
+     */
+    private static PreparedStatementCreator deadJobs(String sql, Collection<Long> ids, Timestamp cutoff, int limit,
+            String... texts) {
+        Long[] idArray = ids == null ? null : ids.toArray(Long[]::new);
+        return connection -> {
+            PreparedStatement statement = connection.prepareStatement(sql);
+            java.sql.Array array = idArray == null ? null : connection.createArrayOf("int8", idArray);
+            statement.setArray(1, array);
+            statement.setArray(2, array);
+            for (int i = 0; i < texts.length; i++) {
+                statement.setString(i + 3, texts[i]);
+            }
+            statement.setTimestamp(texts.length + 3, cutoff);
+            statement.setInt(texts.length + 4, limit);
+            return statement;
+        };
     }
 }

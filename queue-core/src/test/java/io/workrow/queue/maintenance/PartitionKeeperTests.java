@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class PartitionKeeperTests {
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
     @Test
     void aDayAheadThatIsMissingIsCreatedAndNothingElse() {

@@ -3,8 +3,8 @@ package io.workrow.queue.migration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.RowPerJobStore;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -90,11 +90,10 @@ class WorkrowMigrationsTests {
                 """);
 
         SqlIdentifier schema = SqlIdentifier.of("schema", "split");
-        assertThat(new WorkrowMigrations(database.dataSource(), schema).upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)
-                .migrate()).as("versions 8 to 12").isEqualTo(5);
-        assertThat(new RowPerJobStore(database.dataSource(), schema)
-                .claim("reports", "w", 10, Duration.ofMinutes(1)))
-                .extracting(ClaimedJob::partitionKey)
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("versions 8 to 13").isEqualTo(6);
+        assertThat(JobStore.of(database.dataSource(), schema).claims()
+                .claim("reports", "w", 10, Duration.ofMinutes(1), false))
+                .extracting(ClaimedPosition::partitionKey)
                 .containsExactlyInAnyOrder(null, "order-1", null, "order-2");
     }
 

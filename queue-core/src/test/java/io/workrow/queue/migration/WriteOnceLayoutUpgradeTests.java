@@ -3,21 +3,15 @@ package io.workrow.queue.migration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.workrow.queue.store.ClaimedJob;
-import io.workrow.queue.store.HeldJob;
-import io.workrow.queue.store.JobFailure;
-import io.workrow.queue.store.RowPerJobStore;
-import io.workrow.queue.store.NewJob;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The move to the write-once layout (V13) on a database that today's engine filled: every job is
+ * The move to the write-once layout (V13) on a database of version 12's table: every job is
  * in one home afterwards and reads back through the {@code workrow_job} view as it read before,
  * and what a running job, an idempotency key, a saved step and an ordered key stood for survives.
  */
@@ -45,47 +39,53 @@ class WriteOnceLayoutUpgradeTests {
             FROM upgraded.workrow_queue_stats ORDER BY queue
             """;
 
-    private static NewJob job(String queue, String key, long delayMillis) {
-        return new NewJob(queue, null, 3, 0, key, "{\"n\":1}", "{\"trace\":\"t\"}", null, delayMillis, 3);
-    }
+    /**
+     * Jobs in every state the version 12 table held them in, as its own statements left them: one
+     * per queue named for its state, ids 1 to 9 in this order. A running job holds a lease token
+     * of the schema's sequence; a retried one ({@code retried}) waits with its failure recorded and
+     * no holder; a job with a partition key has it as its fairness key too, as that version's
+     * enqueue wrote it; the last ({@code failed-once}) runs its second attempt after a failure.
+     */
+    private static final String TODAYS_JOBS = """
+            INSERT INTO upgraded.workrow_job (queue, partition_key, partition_bucket, idempotency_key, payload, headers,
+                                              status, run_at, attempts, max_attempts, last_error, last_error_at, step,
+                                              claimed_by, lease_expires_at, lease_token, started_at, finished_at,
+                                              ordered_key, fairness_key)
+            SELECT queue, partition_key, partition_bucket, idempotency_key, '{"n":1}', '{"trace":"t"}',
+                   status, now() + due_in, attempts, 3, last_error, CASE WHEN last_error IS NOT NULL THEN now() END,
+                   step, CASE WHEN attempts > 0 AND status <> 'pending' THEN 'node-a' END,
+                   CASE WHEN status = 'running' THEN now() + interval '5 minutes' END,
+                   CASE WHEN status = 'running' THEN nextval('upgraded.workrow_lease_token_seq') END,
+                   CASE WHEN attempts > 0 THEN now() END,
+                   CASE WHEN status IN ('completed', 'dead', 'cancelled') THEN now() END, ordered_key,
+                   coalesce(partition_key, '')
+            FROM (VALUES
+                (1, 'pending', NULL, 0, 'key-pending', 'pending', interval '0', 0, NULL, NULL, NULL),
+                (2, 'scheduled', NULL, 0, NULL, 'scheduled', interval '1 hour', 0, NULL, NULL, NULL),
+                (3, 'running', NULL, 0, NULL, 'running', interval '0', 1, NULL, 'charged', NULL),
+                (4, 'completed', NULL, 0, 'key-done', 'completed', interval '0', 1, NULL, 'sent', NULL),
+                (5, 'retried', NULL, 0, NULL, 'pending', interval '0', 1, 'boom: first', NULL, NULL),
+                (6, 'dead', NULL, 0, NULL, 'dead', interval '0', 1, 'poison: bad payload', 'half-way', NULL),
+                (7, 'cancelled', NULL, 0, NULL, 'cancelled', interval '0', 0, NULL, NULL, NULL),
+                (8, 'ordered', 'customer-7', 5, NULL, 'running', interval '0', 1, NULL, NULL, 'customer-7'),
+                (9, 'failed-once', NULL, 0, NULL, 'running', interval '0', 2, 'boom: before', NULL, NULL)
+            ) AS job(n, queue, partition_key, partition_bucket, idempotency_key, status, due_in, attempts,
+                     last_error, step, ordered_key)
+            ORDER BY n
+            """;
 
-    private static ClaimedJob claimOne(RowPerJobStore store, String queue) {
-        return store.claim(queue, "node-a", 1, Duration.ofMinutes(5)).get(0);
+    private static long token(long id) {
+        return database.jdbc().queryForObject("SELECT lease_token FROM upgraded.workrow_job WHERE id = ?", Long.class, id);
     }
 
     @Test
     void everyJobOfTodaysTableReadsTheSameThroughTheViewAfterTheUpgrade() {
         new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded"))
                 .upTo(WorkrowMigrations.ROW_PER_JOB_VERSION).migrate();
-        RowPerJobStore store = new RowPerJobStore(database.dataSource(), SqlIdentifier.of("schema", "upgraded"));
-
-        store.insertOne(job("pending", "key-pending", 0));
-        store.insertOne(job("scheduled", null, 3_600_000));
-        store.insertOne(job("running", null, 0));
-        ClaimedJob running = claimOne(store, "running");
-        store.saveStep(new HeldJob(running.id(), running.leaseToken()), "charged");
-        store.insertOne(job("completed", "key-done", 0));
-        ClaimedJob completed = claimOne(store, "completed");
-        store.saveStep(new HeldJob(completed.id(), completed.leaseToken()), "sent");
-        store.completeMany(List.of(new HeldJob(completed.id(), completed.leaseToken())));
-        store.insertOne(job("retried", null, 0));
-        ClaimedJob retried = claimOne(store, "retried");
-        store.failMany(List.of(new JobFailure(retried.id(), retried.leaseToken(), "boom: first", Duration.ZERO, false)));
-        store.insertOne(job("dead", null, 0));
-        ClaimedJob dead = claimOne(store, "dead");
-        store.saveStep(new HeldJob(dead.id(), dead.leaseToken()), "half-way");
-        store.failMany(List.of(new JobFailure(dead.id(), dead.leaseToken(), "poison: bad payload", Duration.ZERO, true)));
-        long cancelled = store.insertOne(job("cancelled", null, 0));
-        store.cancel("cancelled", cancelled);
-        store.insertOne(new NewJob("ordered", "customer-7", 5, 0, null, "{}", "{}", null, 0, 3));
-        ClaimedJob ordered = store.claimOrdered("ordered", "node-a", 1, Duration.ofMinutes(5), false,
-                java.util.stream.IntStream.range(0, 1024).toArray(), false).get(0);
-
-        store.insertOne(job("failed-once", null, 0));
-        ClaimedJob failedOnce = claimOne(store, "failed-once");
-        store.failMany(List.of(new JobFailure(failedOnce.id(), failedOnce.leaseToken(), "boom: before", Duration.ZERO,
-                false)));
-        ClaimedJob runningAgain = claimOne(store, "failed-once");
+        database.jdbc().update(TODAYS_JOBS);
+        long running = token(3);
+        long ordered = token(8);
+        long runningAgain = token(9);
 
         List<Map<String, Object>> before = database.jdbc().queryForList(
                 "SELECT " + COLUMNS + " FROM upgraded.workrow_job ORDER BY id");
@@ -114,8 +114,8 @@ class WriteOnceLayoutUpgradeTests {
                 ORDER BY 1
                 """, String.class)).as("one home per job, and the failures of jobs not finished in the log")
                 .containsExactlyInAnyOrder(
-                "ready:1", "ready:5", "scheduled:2", "claim:" + running.leaseToken() + ":3",
-                "claim:" + ordered.leaseToken() + ":8", "claim:" + runningAgain.leaseToken() + ":9", "completed:4",
+                "ready:1", "ready:5", "scheduled:2", "claim:" + running + ":3",
+                "claim:" + ordered + ":8", "claim:" + runningAgain + ":9", "completed:4",
                 "dead:6", "cancelled:7", "failed:9", "failed:5");
         assertThat(database.jdbc().queryForList(
                 "SELECT queue || '/' || idempotency_key || '=' || job_id FROM upgraded.workrow_job_key ORDER BY 1",
@@ -123,9 +123,9 @@ class WriteOnceLayoutUpgradeTests {
                 .containsExactly("completed/key-done=4", "pending/key-pending=1");
         assertThat(database.jdbc().queryForList(
                 "SELECT queue || '/' || ordered_key || '=' || job_id || '@' || claim_token FROM upgraded.workrow_key_running",
-                String.class)).containsExactly("ordered/customer-7=8@" + ordered.leaseToken());
+                String.class)).containsExactly("ordered/customer-7=8@" + ordered);
         assertThat(database.jdbc().queryForObject(
-                "SELECT has_steps FROM upgraded.workrow_claim WHERE token = ?", Boolean.class, running.leaseToken()))
+                "SELECT has_steps FROM upgraded.workrow_claim WHERE token = ?", Boolean.class, running))
                 .isTrue();
 
         long nextId = database.jdbc().queryForObject(

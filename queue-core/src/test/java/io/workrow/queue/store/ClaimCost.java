@@ -20,14 +20,13 @@ final class ClaimCost {
     }
 
     /**
-     * Runs the claim statement named {@code name} (a constant with named parameters of
-     * {@link WriteOnceSql} or {@link JobSql}, as the database's layout is) bound to {@code values}.
+     * Runs the claim statement named {@code name} (a constant of {@link JobSql} with named
+     * parameters) bound to {@code values}.
      */
     static int buffers(WorkrowTestDatabase database, String name, Map<String, Object> values) throws Exception {
-        boolean writeOnce = database.rows().writeOnce();
-        String statement = (String) (writeOnce ? WriteOnceSql.class : JobSql.class).getDeclaredField(name).get(null);
-        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) " + (writeOnce
-                ? WriteOnceSql.render(statement, database.schema()) : JobSql.render(statement, database.schema())));
+        String statement = (String) JobSql.class.getDeclaredField(name).get(null);
+        NamedStatement explain = NamedStatement.parse("EXPLAIN (ANALYZE, BUFFERS) "
+                + JobSql.render(statement, database.schema()));
         return measure(database, connection -> explain.bind(values).createPreparedStatement(connection));
     }
 

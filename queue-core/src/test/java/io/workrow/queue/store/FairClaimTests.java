@@ -157,14 +157,6 @@ class FairClaimTests {
         assertThat(fairnessKey.apply(emptyPartition)).isEmpty();
         assertThat(fairnessKey.apply(none)).as("no key is the key ''").isEmpty();
         List<Long> expected = new ArrayList<>(List.of(own, partition, emptyPartition, none));
-        if (!database.rows().writeOnce()) {
-            // A row written by a version before fair queuing, which knows no fairness key, belongs to
-            // the keyless group (the write-once layout's upgrade writes every job's key).
-            expected.add(database.jdbc().queryForObject("""
-                    INSERT INTO workrow_job (queue, partition_key, partition_bucket, payload, max_attempts)
-                    VALUES ('reports', 'order-3', 0, '{}', 5) RETURNING id
-                    """, Long.class));
-        }
         List<Long> claimed = claims.claimWeighted("reports", "w", 8, LEASE, false).stream().map(ClaimedPosition::id)
                 .toList();
         assertThat(claimed).as("the empty key and no key are one group, and every job is claimed")

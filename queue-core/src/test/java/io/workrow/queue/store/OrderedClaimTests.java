@@ -143,19 +143,11 @@ class OrderedClaimTests {
         enqueue(IntStream.range(0, 40_000).mapToObj(i -> new NewJob("ledger", "key-" + (i % 20_000),
                 (i % 20_000) % 1024, 0, null, "{}", "{}", null, 0, 5)));
         // Another node runs every key's head.
-        if (database.rows().writeOnce()) {
-            int held = 0;
-            for (int taken = -1; taken != 0; held += taken) {
-                taken = claims.claimOrdered("ledger", "elsewhere", 2_000, Duration.ofHours(1), false, ALL, false).size();
-            }
-            assertThat(held).isEqualTo(20_000);
-        } else { // today's ordered claim of thousands of heads at once outlasts the statement timeout
-            database.jdbc().execute("""
-                    UPDATE workrow_job SET status = 'running', claimed_by = 'elsewhere', lease_token = id,
-                           lease_expires_at = now() + interval '1 hour', ordered_key = partition_key
-                    WHERE id IN (SELECT min(id) FROM workrow_job GROUP BY partition_key)
-                    """);
+        int held = 0;
+        for (int taken = -1; taken != 0; held += taken) {
+            taken = claims.claimOrdered("ledger", "elsewhere", 2_000, Duration.ofHours(1), false, ALL, false).size();
         }
+        assertThat(held).isEqualTo(20_000);
         database.jdbc().execute("ANALYZE");
 
         int buffers = orderedClaimBuffers();
@@ -169,10 +161,9 @@ class OrderedClaimTests {
         return ClaimCost.buffers(database, "JOB_CLAIM_ORDERED", values());
     }
 
-    /** The ordered claim statement of the database's layout, rendered. */
+    /** The ordered claim statement, rendered. */
     private static String orderedClaimStatement() {
-        return database.rows().writeOnce() ? WriteOnceSql.render(WriteOnceSql.JOB_CLAIM_ORDERED, database.schema())
-                : JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema());
+        return JobSql.render(JobSql.JOB_CLAIM_ORDERED, database.schema());
     }
 
     private void enqueue(java.util.stream.Stream<NewJob> jobs) {

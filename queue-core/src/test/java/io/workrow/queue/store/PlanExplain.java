@@ -9,7 +9,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
-/** What the plan tests of both layouts share: a statement's plan, custom or generic, and the statements to plan. */
+/** What the plan tests share: a statement's plan, custom or generic, and the statements to plan. */
 final class PlanExplain {
 
     private PlanExplain() {

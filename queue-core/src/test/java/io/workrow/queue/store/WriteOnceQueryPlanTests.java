@@ -20,16 +20,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Every statement of {@link WriteOnceSql} against a million jobs in their homes, planned both as
+ * Every statement of {@link JobSql} against a million jobs in their homes, planned both as
  * a custom plan (values known) and as the generic plan a prepared statement falls back to after
  * five runs: each must be served by the indexes its comment names, never by a sequential scan of
- * a table that holds jobs. A statement added to WriteOnceSql without an entry here fails
+ * a table that holds jobs. A statement added to JobSql without an entry here fails
  * {@link #everyStatementHasAPlanCheck()}.
  */
 class WriteOnceQueryPlanTests {
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
     private static final int ROWS = 1_000_000;
 
@@ -99,7 +99,11 @@ class WriteOnceQueryPlanTests {
             Map.entry("JOB_CLAIM_ORDERED", "named parameters; its reads are measured by OrderedClaimTests"),
             Map.entry("JOB_CLAIM_WEIGHTED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
             Map.entry("JOB_CLAIM_BURST", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
-            Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"));
+            Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
+            Map.entry("QUEUE_PAUSE", "workrow_queue_pause, one row per paused queue"),
+            Map.entry("QUEUE_RESUME", "workrow_queue_pause"),
+            Map.entry("QUEUE_PAUSED", "workrow_queue_pause"),
+            Map.entry("LEASE_HOLDER_FORGET", "workrow_lease_holder, one row per runtime holding jobs"));
 
     private static final Map<String, PlanCheck> CHECKS = new LinkedHashMap<>();
 
@@ -186,12 +190,12 @@ class WriteOnceQueryPlanTests {
                 Set.of(OUTCOME_BRIN)));
         CHECKS.put("JOB_PRUNE_DEAD", new PlanCheck("bigint, int", "604800000, 1000",
                 Set.of("workrow_dead_finished_idx", "workrow_dead_pkey"), true));
-        // Today's statements that the write-once store runs rendered for its homes: they read workrow_dead alone.
+        // The dead groups read workrow_dead alone.
         // A sample of 1,000 newest deaths, not the 10,000 the admin reads: the fill has 20,000 dead
         // jobs, where a sample of half is read faster whole; a real history's dead are many more.
-        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS", new PlanCheck("int, int", "1000, 50",
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS", new PlanCheck("int, int", "1000, 50",
                 Set.of("workrow_dead_kind_idx")));
-        CHECKS.put("JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new PlanCheck("text, text, text, int, int",
+        CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new PlanCheck("text, text, text, int, int",
                 "'q1', 'q1', 'q1', 1000, 50", Set.of("workrow_dead_kind_idx")));
     }
 
@@ -277,9 +281,9 @@ class WriteOnceQueryPlanTests {
 
     @Test
     void everyStatementHasAPlanCheck() {
-        for (String name : PlanExplain.statementNames(WriteOnceSql.class)) {
+        for (String name : PlanExplain.statementNames(JobSql.class)) {
             assertThat(CHECKS.containsKey(name) || EXEMPT.containsKey(name))
-                    .as("WriteOnceSql.%s has no plan check", name).isTrue();
+                    .as("JobSql.%s has no plan check", name).isTrue();
         }
     }
 
@@ -289,9 +293,8 @@ class WriteOnceQueryPlanTests {
         try (Connection connection = database.dataSource().getConnection()) {
             for (Map.Entry<String, PlanCheck> entry : CHECKS.entrySet()) {
                 String field = entry.getKey().split(" ")[0];
-                Field constant = field.startsWith("JobSql.") ? JobSql.class.getDeclaredField(field.substring(7))
-                        : WriteOnceSql.class.getDeclaredField(field);
-                String sql = WriteOnceSql.render((String) constant.get(null), database.schema());
+                Field constant = JobSql.class.getDeclaredField(field);
+                String sql = JobSql.render((String) constant.get(null), database.schema());
                 for (String mode : List.of("force_custom_plan", "force_generic_plan")) {
                     String plan = explain(connection, sql, entry.getValue(), mode);
                     Set<String> scanned = tablesScanned(plan);
@@ -322,6 +325,29 @@ class WriteOnceQueryPlanTests {
             }
         }
         return scanned;
+    }
+
+    /**
+     * The statements by kind of error find a kind through workrow_dead_kind_idx: the kind is an
+     * index condition, which holds only while JobSql's ERROR_KIND and V13's expression are the same.
+     */
+    @Test
+    void theKindOfErrorIsAnIndexConditionOfTheDeadKindIndex() throws Exception {
+        List<String> failures = new ArrayList<>();
+        try (Connection connection = database.dataSource().getConnection()) {
+            for (String name : List.of("JOB_DEAD_ERROR_GROUPS", "JOB_DEAD_ERROR_GROUPS_OF_QUEUE",
+                    "JOB_RETRY_DEAD (by queue and kind)", "JOB_CANCEL_DEAD (by kind)")) {
+                String sql = JobSql.render((String) JobSql.class.getDeclaredField(name.split(" ")[0]).get(null),
+                        database.schema());
+                String plan = explain(connection, sql, CHECKS.get(name), "force_custom_plan");
+                boolean kindIsACondition = plan.lines().anyMatch(line -> line.contains("Index Cond:")
+                        && line.contains("CASE WHEN (last_error IS NULL)"));
+                if (!plan.contains("workrow_dead_kind_idx") || !kindIsACondition) {
+                    failures.add(name + " does not find the kind through workrow_dead_kind_idx:\n" + plan);
+                }
+            }
+        }
+        assertThat(failures).isEmpty();
     }
 
     private static String explain(Connection connection, String sql, PlanCheck check, String mode) throws SQLException {

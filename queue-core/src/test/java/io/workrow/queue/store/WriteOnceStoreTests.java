@@ -31,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WriteOnceStoreTests {
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
     private static final Duration LEASE = Duration.ofMinutes(5);
 
@@ -723,8 +723,8 @@ class WriteOnceStoreTests {
     }
 
     /**
-     * What a job carries from its waiting row through its claim to its end, as today's table kept
-     * it: its due time (a release keeps it), its last error and that error's time, its step.
+     * What a job carries from its waiting row through its claim to its end, as version 12's table
+     * kept it: its due time (a release keeps it), its last error and that error's time, its step.
      */
     @Test
     void aJobCarriesItsDueTimeLastErrorAndStepThroughItsClaimsToItsEnd() {

@@ -7,168 +7,119 @@ import java.time.Instant;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * What an operator, another node or a failure does to a job's rows behind the runtime's back,
- * written for the layout the test database has: on today's, one row per job; on the write-once
- * layout, the home a job's state lives in (ready, scheduled, a claim row shared by its batch,
- * dead). Reads need none of this: {@code workrow_job} answers on both.
+ * What an operator, another node or a failure does to a job's rows behind the runtime's back, in
+ * the home its state lives in (ready, scheduled, a claim row shared by its batch, dead). Reads need
+ * none of this: {@code workrow_job} answers them.
  */
 public final class JobRows {
 
     private final JdbcTemplate jdbc;
     private final String schema;
-    private final boolean writeOnce;
 
-    JobRows(JdbcTemplate jdbc, SqlIdentifier schema, boolean writeOnce) {
+    JobRows(JdbcTemplate jdbc, SqlIdentifier schema) {
         this.jdbc = jdbc;
         this.schema = schema.quoted() + ".";
-        this.writeOnce = writeOnce;
-    }
-
-    /** Whether the database has the write-once layout. */
-    public boolean writeOnce() {
-        return writeOnce;
     }
 
     /** Makes a waiting job due since {@code ago}, scheduled or not. */
     public void makeDue(long id, Duration ago) {
-        if (writeOnce) {
-            jdbc.update(sql("WITH moved AS (DELETE FROM {s}workrow_scheduled WHERE id = ? RETURNING *)"
-                    + " INSERT INTO {s}workrow_ready SELECT * FROM moved"), id);
-            jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond' WHERE id = ?"),
-                    ago.toMillis(), id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond', status = 'pending'"
-                    + " WHERE id = ? AND status IN ('pending', 'scheduled')"), ago.toMillis(), id);
-        }
+        jdbc.update(sql("WITH moved AS (DELETE FROM {s}workrow_scheduled WHERE id = ? RETURNING *)"
+                + " INSERT INTO {s}workrow_ready SELECT * FROM moved"), id);
+        jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond' WHERE id = ?"),
+                ago.toMillis(), id);
     }
 
     /** Makes every waiting job of {@code queue} due since {@code ago}. */
     public void makeQueueDue(String queue, Duration ago) {
-        if (writeOnce) {
-            jdbc.update(sql("WITH moved AS (DELETE FROM {s}workrow_scheduled WHERE queue = ? RETURNING *)"
-                    + " INSERT INTO {s}workrow_ready SELECT * FROM moved"), queue);
-            jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond'"
-                    + " WHERE queue = ?"), ago.toMillis(), queue);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond', status = 'pending'"
-                    + " WHERE queue = ? AND status IN ('pending', 'scheduled')"), ago.toMillis(), queue);
-        }
+        jdbc.update(sql("WITH moved AS (DELETE FROM {s}workrow_scheduled WHERE queue = ? RETURNING *)"
+                + " INSERT INTO {s}workrow_ready SELECT * FROM moved"), queue);
+        jdbc.update(sql("UPDATE {s}workrow_ready SET run_at = now() - ? * interval '1 millisecond'"
+                + " WHERE queue = ?"), ago.toMillis(), queue);
     }
 
     /** Overwrites a job's payload, as a producer of another version or a hand-written INSERT would. */
     public void setPayload(long id, String json) {
-        jdbc.update(sql("UPDATE {s}" + (writeOnce ? "workrow_job_data" : "workrow_job")
-                + " SET payload = ?::jsonb WHERE id = ?"), json, id);
+        jdbc.update(sql("UPDATE {s}workrow_job_data SET payload = ?::jsonb WHERE id = ?"), json, id);
     }
 
     /** Gives a job a new idempotency key, freeing its old one. */
     public void setIdempotencyKey(long id, String key) {
-        if (writeOnce) {
-            jdbc.update(sql("UPDATE {s}workrow_job_key SET idempotency_key = ? WHERE job_id = ?"), key, id);
-            jdbc.update(sql("UPDATE {s}workrow_job_data SET idempotency_key = ? WHERE id = ?"), key, id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET idempotency_key = ? WHERE id = ?"), key, id);
-        }
+        jdbc.update(sql("UPDATE {s}workrow_job_key SET idempotency_key = ? WHERE job_id = ?"), key, id);
+        jdbc.update(sql("UPDATE {s}workrow_job_data SET idempotency_key = ? WHERE id = ?"), key, id);
     }
 
     /** Sets the attempts a waiting job has spent. */
     public void setAttempts(long id, int attempts) {
-        if (writeOnce) {
-            jdbc.update(sql("UPDATE {s}workrow_ready SET attempts = ? WHERE id = ?"), attempts, id);
-            jdbc.update(sql("UPDATE {s}workrow_scheduled SET attempts = ? WHERE id = ?"), attempts, id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET attempts = ? WHERE id = ?"), attempts, id);
-        }
+        jdbc.update(sql("UPDATE {s}workrow_ready SET attempts = ? WHERE id = ?"), attempts, id);
+        jdbc.update(sql("UPDATE {s}workrow_scheduled SET attempts = ? WHERE id = ?"), attempts, id);
     }
 
-    /** Ends a running job's lease a second ago (on the write-once layout, its whole claim's). */
+    /** Ends a running job's lease a second ago (its whole claim's). */
     public void expireLease(long id) {
-        jdbc.update(sql(writeOnce
-                ? "UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second' WHERE ids @> ARRAY[?::bigint]"
-                : "UPDATE {s}workrow_job SET lease_expires_at = now() - interval '1 second' WHERE id = ?"), id);
+        jdbc.update(sql("UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second'"
+                + " WHERE ids @> ARRAY[?::bigint]"), id);
     }
 
     /** Ends every running job's lease a second ago, as when its node died. */
     public void expireEveryLease() {
-        jdbc.update(sql(writeOnce
-                ? "UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second'"
-                : "UPDATE {s}workrow_job SET lease_expires_at = now() - interval '1 second' WHERE status = 'running'"));
+        jdbc.update(sql("UPDATE {s}workrow_claim SET lease_expires_at = now() - interval '1 second'"));
     }
 
     /** Makes every running job's current attempt one that fell due {@code ago}. */
     public void setRunningDueSince(Duration ago) {
-        jdbc.update(sql(writeOnce
-                ? "UPDATE {s}workrow_claim SET run_ats = array_fill(now() - ? * interval '1 millisecond',"
-                        + " ARRAY[cardinality(ids)])"
-                : "UPDATE {s}workrow_job SET run_at = now() - ? * interval '1 millisecond' WHERE status = 'running'"),
+        jdbc.update(sql("UPDATE {s}workrow_claim SET run_ats = array_fill(now() - ? * interval '1 millisecond',"
+                        + " ARRAY[cardinality(ids)])"),
                 ago.toMillis());
     }
 
     /** Sets how many times a running job's lease has expired before. */
     public void setRunningExpiries(long id, int expiries) {
-        if (writeOnce) {
-            jdbc.update(sql("UPDATE {s}workrow_claim SET expiries[array_position(ids, ?::bigint)] = ?"
-                    + " WHERE ids @> ARRAY[?::bigint]"), id, expiries, id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET lease_expiries = ? WHERE id = ?"), expiries, id);
-        }
+        jdbc.update(sql("UPDATE {s}workrow_claim SET expiries[array_position(ids, ?::bigint)] = ?"
+                + " WHERE ids @> ARRAY[?::bigint]"), id, expiries, id);
     }
 
     /**
      * Hands a running job to another worker under a new lease token, as a sweep and a claim
-     * elsewhere would (on the write-once layout, its whole claim).
+     * elsewhere would (its whole claim).
      */
     public void stealLease(long id, String thief) {
-        jdbc.update(sql(writeOnce
-                ? "UPDATE {s}workrow_claim SET worker = ?, token = nextval('{s}workrow_lease_token_seq')"
-                        + " WHERE ids @> ARRAY[?::bigint]"
-                : "UPDATE {s}workrow_job SET claimed_by = ?, lease_token = nextval('{s}workrow_lease_token_seq')"
-                        + " WHERE id = ?"), thief, id);
+        jdbc.update(sql("UPDATE {s}workrow_claim SET worker = ?, token = nextval('{s}workrow_lease_token_seq')"
+                        + " WHERE ids @> ARRAY[?::bigint]"), thief, id);
     }
 
     /**
      * What a sweep does to a running job whose lease ran out: waiting and due again, no holder,
-     * its attempts kept (on the write-once layout, every open job of its claim).
+     * its attempts kept (every open job of its claim).
      */
     public void requeueAsSwept(long id) {
-        if (writeOnce) {
-            jdbc.update(sql("""
-                    WITH gone AS (DELETE FROM {s}workrow_claim WHERE ids @> ARRAY[?::bigint] RETURNING *),
-                    held AS (SELECT gone.queue, held.*
-                             FROM gone
-                             CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries)
-                                  WITH ORDINALITY AS held(id, attempt, expiries, position)
-                             WHERE get_bit(gone.settled, held.position::int - 1) = 0
-                               AND get_bit(gone.dropped, held.position::int - 1) = 0)
-                    INSERT INTO {s}workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries,
-                                                  partition_key, partition_bucket, fairness_key)
-                    SELECT held.id, held.queue, data.priority, now(), held.attempt, data.max_attempts, held.expiries,
-                           data.partition_key, data.partition_bucket, data.fairness_key
-                    FROM held JOIN {s}workrow_job_data AS data ON data.id = held.id
-                    """), id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET status = 'pending', claimed_by = NULL, lease_token = NULL,"
-                    + " lease_expires_at = NULL WHERE id = ?"), id);
-        }
+        jdbc.update(sql("""
+                WITH gone AS (DELETE FROM {s}workrow_claim WHERE ids @> ARRAY[?::bigint] RETURNING *),
+                held AS (SELECT gone.queue, held.*
+                         FROM gone
+                         CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries)
+                              WITH ORDINALITY AS held(id, attempt, expiries, position)
+                         WHERE get_bit(gone.settled, held.position::int - 1) = 0
+                           AND get_bit(gone.dropped, held.position::int - 1) = 0)
+                INSERT INTO {s}workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries,
+                                              partition_key, partition_bucket, fairness_key)
+                SELECT held.id, held.queue, data.priority, now(), held.attempt, data.max_attempts, held.expiries,
+                       data.partition_key, data.partition_bucket, data.fairness_key
+                FROM held JOIN {s}workrow_job_data AS data ON data.id = held.id
+                """), id);
     }
 
     /**
      * Moves a running job to dead without its holder knowing, as an operator's hand-written
-     * statement would (on the write-once layout, its claim row goes: the test's claim holds it alone).
+     * statement would (its claim row goes: the test's claim holds it alone).
      */
     public void killRunning(long id) {
-        if (writeOnce) {
-            jdbc.update(sql("""
-                    WITH gone AS (DELETE FROM {s}workrow_claim WHERE ids @> ARRAY[?::bigint] RETURNING *)
-                    INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, last_error, finished_at)
-                    SELECT ?, gone.queue, gone.attempts[array_position(gone.ids, ?::bigint)], data.max_attempts,
-                           'killed by hand', now()
-                    FROM gone JOIN {s}workrow_job_data AS data ON data.id = ?
-                    """), id, id, id, id);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET status = 'dead', lease_token = NULL, lease_expires_at = NULL,"
-                    + " finished_at = now() WHERE id = ?"), id);
-        }
+        jdbc.update(sql("""
+                WITH gone AS (DELETE FROM {s}workrow_claim WHERE ids @> ARRAY[?::bigint] RETURNING *)
+                INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, last_error, finished_at)
+                SELECT ?, gone.queue, gone.attempts[array_position(gone.ids, ?::bigint)], data.max_attempts,
+                       'killed by hand', now()
+                FROM gone JOIN {s}workrow_job_data AS data ON data.id = ?
+                """), id, id, id, id);
     }
 
     /** Moves a waiting job to dead, as an operator's hand-written statement would. */
@@ -178,30 +129,20 @@ public final class JobRows {
 
     /** Moves a waiting job to dead with {@code error} as its last error ({@code null}: the one it has). */
     public void killWaiting(long id, String error) {
-        if (writeOnce) {
-            jdbc.update(sql("""
-                    WITH gone AS (DELETE FROM {s}workrow_ready WHERE id = ? RETURNING *),
-                    gone_later AS (DELETE FROM {s}workrow_scheduled WHERE id = ? RETURNING *)
-                    INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
-                                                 finished_at)
-                    SELECT id, queue, attempts, max_attempts, expiries, coalesce(?, last_error), now(), now()
-                    FROM (SELECT * FROM gone UNION ALL SELECT * FROM gone_later) AS waiting
-                    """), id, id, error);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET status = 'dead', finished_at = now(),"
-                    + " last_error = coalesce(?, last_error) WHERE id = ? AND status IN ('pending', 'scheduled')"),
-                    error, id);
-        }
+        jdbc.update(sql("""
+                WITH gone AS (DELETE FROM {s}workrow_ready WHERE id = ? RETURNING *),
+                gone_later AS (DELETE FROM {s}workrow_scheduled WHERE id = ? RETURNING *)
+                INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
+                                             finished_at)
+                SELECT id, queue, attempts, max_attempts, expiries, coalesce(?, last_error), now(), now()
+                FROM (SELECT * FROM gone UNION ALL SELECT * FROM gone_later) AS waiting
+                """), id, id, error);
     }
 
     /** Records a step for a waiting or running job, as its handler's {@code saveStep} would have. */
     public void setStep(long id, String step) {
-        if (writeOnce) {
-            jdbc.update(sql("INSERT INTO {s}workrow_step (job_id, step) VALUES (?, ?)"
-                    + " ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step"), id, step);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET step = ? WHERE id = ?"), step, id);
-        }
+        jdbc.update(sql("INSERT INTO {s}workrow_step (job_id, step) VALUES (?, ?)"
+                + " ON CONFLICT (job_id) DO UPDATE SET step = EXCLUDED.step"), id, step);
     }
 
     /**
@@ -211,31 +152,22 @@ public final class JobRows {
      */
     public void insertFinished(String queue, String status, int count, String error, Instant finishedAt) {
         Timestamp at = Timestamp.from(finishedAt);
-        if (writeOnce) {
-            jdbc.update(sql("""
-                    WITH data AS (
-                        INSERT INTO {s}workrow_job_data (queue, partition_bucket, payload, max_attempts)
-                        SELECT ?, 0, '{}', 5 FROM generate_series(1, ?)
-                        RETURNING id
-                    ), finished AS MATERIALIZED (
-                        SELECT id, ?::timestamptz + row_number() OVER (ORDER BY id) * interval '1 millisecond' AS at
-                        FROM data
-                    ), dead AS (
-                        INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, last_error, last_error_at,
-                                                     finished_at)
-                        SELECT id, ?, 5, 5, ?, at, at FROM finished WHERE ? = 'dead'
-                    )
-                    INSERT INTO {s}workrow_outcome (job_id, attempt, queue, status, finished_at, error)
-                    SELECT id, 5, ?, ?, at, ? FROM finished
-                    """), queue, count, at, queue, error, status, queue, status, error);
-        } else {
-            jdbc.update(sql("""
-                    INSERT INTO {s}workrow_job (queue, partition_bucket, payload, status, attempts, max_attempts,
-                                                last_error, finished_at)
-                    SELECT ?, 0, '{}', ?, 5, 5, ?, ?::timestamptz + i * interval '1 millisecond'
-                    FROM generate_series(1, ?) AS i
-                    """), queue, status, error, at, count);
-        }
+        jdbc.update(sql("""
+                WITH data AS (
+                    INSERT INTO {s}workrow_job_data (queue, partition_bucket, payload, max_attempts)
+                    SELECT ?, 0, '{}', 5 FROM generate_series(1, ?)
+                    RETURNING id
+                ), finished AS MATERIALIZED (
+                    SELECT id, ?::timestamptz + row_number() OVER (ORDER BY id) * interval '1 millisecond' AS at
+                    FROM data
+                ), dead AS (
+                    INSERT INTO {s}workrow_dead (id, queue, attempts, max_attempts, last_error, last_error_at,
+                                                 finished_at)
+                    SELECT id, ?, 5, 5, ?, at, at FROM finished WHERE ? = 'dead'
+                )
+                INSERT INTO {s}workrow_outcome (job_id, attempt, queue, status, finished_at, error)
+                SELECT id, 5, ?, ?, at, ? FROM finished
+                """), queue, count, at, queue, error, status, queue, status, error);
     }
 
     /** Sets when a finished job finished (for a dead job, when it died). */
@@ -250,34 +182,25 @@ public final class JobRows {
 
     private void setFinishedAt(String column, Object value, Instant instant) {
         Timestamp at = Timestamp.from(instant);
-        if (writeOnce) {
-            jdbc.update(sql("UPDATE {s}workrow_dead SET finished_at = ?, last_error_at = ? WHERE " + column + " = ?"),
-                    at, at, value);
-            jdbc.update(sql("UPDATE {s}workrow_outcome SET finished_at = ?"
-                    + " WHERE status IN ('completed', 'cancelled', 'dead') AND "
-                    + ("id".equals(column) ? "job_id" : column) + " = ?"), at, value);
-        } else {
-            jdbc.update(sql("UPDATE {s}workrow_job SET finished_at = ?"
-                    + " WHERE status IN ('completed', 'cancelled', 'dead') AND " + column + " = ?"), at, value);
-        }
+        jdbc.update(sql("UPDATE {s}workrow_dead SET finished_at = ?, last_error_at = ? WHERE " + column + " = ?"),
+                at, at, value);
+        jdbc.update(sql("UPDATE {s}workrow_outcome SET finished_at = ?"
+                + " WHERE status IN ('completed', 'cancelled', 'dead') AND "
+                + ("id".equals(column) ? "job_id" : column) + " = ?"), at, value);
     }
 
     /**
      * A statement that locks the row a running job's end must lock, as an operator's forgotten
-     * {@code SELECT ... FOR UPDATE} would (on the write-once layout, its claim: every job of the batch).
+     * {@code SELECT ... FOR UPDATE} would (its claim: every job of the batch).
      */
     public String lockRunningJob(long id) {
-        return sql(writeOnce
-                ? "SELECT token FROM {s}workrow_claim WHERE ids @> ARRAY[" + id + "::bigint] FOR UPDATE"
-                : "SELECT id FROM {s}workrow_job WHERE id = " + id + " FOR UPDATE");
+        return sql("SELECT token FROM {s}workrow_claim WHERE ids @> ARRAY[" + id + "::bigint] FOR UPDATE");
     }
 
     /** A statement that locks the rows of every running job of {@code queue}, as {@link #lockRunningJob} does one. */
     public String lockRunningJobsOf(String queue) {
         String literal = "'" + queue.replace("'", "''") + "'";
-        return sql(writeOnce
-                ? "SELECT token FROM {s}workrow_claim WHERE queue = " + literal + " FOR UPDATE"
-                : "SELECT id FROM {s}workrow_job WHERE queue = " + literal + " AND status = 'running' FOR UPDATE");
+        return sql("SELECT token FROM {s}workrow_claim WHERE queue = " + literal + " FOR UPDATE");
     }
 
     private String sql(String template) {

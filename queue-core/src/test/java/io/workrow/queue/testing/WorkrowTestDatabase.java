@@ -2,7 +2,6 @@ package io.workrow.queue.testing;
 
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.JobStore;
-import io.workrow.queue.store.RowPerJobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
 import io.workrow.queue.test.database.ClassDatabase;
@@ -28,24 +27,10 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
     private final SqlIdentifier schema;
     private final ClassDatabase database;
 
-    /**
-     * The layout a plain {@link #WorkrowTestDatabase()} is migrated to: the latest (write-once),
-     * or with {@code -Dworkrow.test.layout=row-per-job} the one-row-per-job layout of version
-     * {@value WorkrowMigrations#ROW_PER_JOB_VERSION}, on which the tests written for either layout
-     * still run while its store is kept.
-     */
-    public static final boolean WRITE_ONCE_BY_DEFAULT = !"row-per-job".equals(System.getProperty("workrow.test.layout"));
-
-    /** A database with Workrow's tables in {@code public}. */
+    /** A database with Workrow's tables in {@code public}, migrated to the latest version. */
     public WorkrowTestDatabase() {
-        this("public", WRITE_ONCE_BY_DEFAULT ? migrations -> migrations
-                : migrations -> migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION));
-    }
-
-    private WorkrowTestDatabase(String schema,
-            java.util.function.UnaryOperator<WorkrowMigrations> version) {
-        this(SqlIdentifier.of("schema", schema), dataSource -> version.apply(new WorkrowMigrations(dataSource,
-                SqlIdentifier.of("schema", schema))).migrate());
+        this(SqlIdentifier.of("schema", "public"), dataSource -> new WorkrowMigrations(dataSource,
+                SqlIdentifier.of("schema", "public")).migrate());
     }
 
     private WorkrowTestDatabase(SqlIdentifier schema, java.util.function.Consumer<DataSource> prepare) {
@@ -53,28 +38,12 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         this.database = new ClassDatabase(40, prepare);
     }
 
-    /**
-     * A database with the one-row-per-job layout whatever {@code workrow.test.layout} says, for the
-     * tests of that layout's own statements.
-     */
-    public static WorkrowTestDatabase withRowPerJobLayout() {
-        return new WorkrowTestDatabase("public", migrations -> migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION));
-    }
-
     /** A database with nothing created in it, for tests of the migrations themselves. */
     public static WorkrowTestDatabase empty() {
         return new WorkrowTestDatabase(SqlIdentifier.of("schema", "public"), dataSource -> { });
     }
 
-    /**
-     * A database with the write-once layout whatever {@code workrow.test.layout} says, for the
-     * tests of {@link WriteOnceStore}'s own statements.
-     */
-    public static WorkrowTestDatabase withWriteOnceLayout() {
-        return new WorkrowTestDatabase("public", migrations -> migrations);
-    }
-
-    /** The write-once layout's store on this database. */
+    /** The store on this database, as the class that has every statement's own method. */
     public WriteOnceStore writeOnceStore() {
         return new WriteOnceStore(dataSource(), schema);
     }
@@ -101,19 +70,14 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         return schema;
     }
 
-    /** The store for this database's layout. */
+    /** The store on this database. */
     public JobStore store() {
         return JobStore.of(dataSource(), schema);
     }
 
-    /** Writes to job rows behind the runtime's back, in the SQL of this database's layout. */
+    /** Writes to jobs behind the runtime's back. */
     public JobRows rows() {
-        return new JobRows(jdbc(), schema, store() instanceof WriteOnceStore);
-    }
-
-    /** Today's store, for the tests of its own statements (they need today's layout). */
-    public RowPerJobStore rowPerJobStore() {
-        return new RowPerJobStore(dataSource(), schema);
+        return new JobRows(jdbc(), schema);
     }
 
     /** The database's name on the server. */

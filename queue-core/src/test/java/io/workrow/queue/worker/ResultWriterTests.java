@@ -119,8 +119,8 @@ class ResultWriterTests {
             assertThat(lockedRunning.await(10, TimeUnit.SECONDS)).isTrue();
             operator.setAutoCommit(false);
             operator.createStatement().execute(database.rows().lockRunningJob(lockedId));
-            // The jobs whose ends the lock holds up: the locked job alone on today's layout, the
-            // open jobs of its claim on the write-once one (they share the claim row).
+            // The jobs whose ends the lock holds up: the open jobs of the locked job's claim (they
+            // share the claim row).
             int stalled = database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'running'"
                     + " AND lease_token = (SELECT lease_token FROM workrow_job WHERE id = ?)", Integer.class, lockedId);
             lockTaken.countDown();

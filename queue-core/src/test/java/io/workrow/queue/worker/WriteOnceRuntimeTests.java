@@ -38,7 +38,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 class WriteOnceRuntimeTests {
 
     @RegisterExtension
-    static final WorkrowTestDatabase database = WorkrowTestDatabase.withWriteOnceLayout();
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
     private static final RecoveryRule NO_BACKOFF = new RecoveryRule("", 0, 1.0, 0, 0, 0);
 

@@ -14,8 +14,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *       not hidden;</li>
  *   <li>{@code fault_lease}: every change of a job's lease token, with the lease it replaced and
  *       the session that changed it (each worker JVM connects with an application name of its
- *       own), written by triggers on the layout's tables (today's {@code workrow_job}; the
- *       write-once layout's claim rows and outcome log): a lease taken from a holder before it
+ *       own), written by triggers on the claim rows and the outcome log: a lease taken from a holder before it
  *       expired, or a lease ended by a worker that was not granted it, is seen whoever did it.</li>
  *   <li>{@code fault_pool_hold}: when a worker's application held every connection of its pool,
  *       and how many it took.</li>
@@ -87,27 +86,7 @@ final class Ledgers {
             """;
 
     /**
-     * One row per job: its lease token changes with a claim (granted), a sweep, a release, a
-     * failure or a completion (ended).
-     */
-    private static final String ROW_PER_JOB_TRIGGER = """
-            CREATE OR REPLACE FUNCTION fault_lease_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                INSERT INTO fault_lease (job_id, old_token, new_token, old_status, new_status, old_expires_at, swept,
-                                         expiries, changed_by)
-                VALUES (NEW.id, OLD.lease_token, NEW.lease_token, OLD.status, NEW.status, OLD.lease_expires_at,
-                        NEW.lease_expiries > OLD.lease_expiries, NEW.lease_expiries,
-                        current_setting('application_name'));
-                RETURN NULL;
-            END $$;
-            DROP TRIGGER IF EXISTS fault_lease_changed ON workrow_job;
-            CREATE TRIGGER fault_lease_changed AFTER UPDATE ON workrow_job
-                FOR EACH ROW WHEN (OLD.lease_token IS DISTINCT FROM NEW.lease_token)
-                EXECUTE FUNCTION fault_lease_changed();
-            """;
-
-    /**
-     * The write-once layout: a claim row grants a lease to each job it holds (one ledger row per
+     * A claim row grants a lease to each job it holds (one ledger row per
      * job, naming a grant of the same job still unended as the one it replaced), as does a claim
      * row given a new token, and every end of a
      * claimed attempt appends an outcome row under the claim's token (the ledger row that ends the
@@ -116,7 +95,7 @@ final class Ledgers {
      * statement wrote it: a handler let go past its timeout ends its own position as {@code expired}
      * too, under a lease that may still be ahead, which is no lease taken.
      */
-    private static final String WRITE_ONCE_TRIGGERS = """
+    private static final String TRIGGERS = """
             CREATE TABLE IF NOT EXISTS fault_claim (
                 token bigint PRIMARY KEY,
                 lease_expires_at timestamptz NOT NULL
@@ -168,19 +147,12 @@ final class Ledgers {
     /** Creates the ledgers and the trigger, in the schema on the connection's search path. */
     static void install(JdbcTemplate jdbc) {
         jdbc.execute(CREATE);
-        jdbc.execute(writeOnce(jdbc) ? WRITE_ONCE_TRIGGERS : ROW_PER_JOB_TRIGGER);
+        jdbc.execute(TRIGGERS);
     }
 
     /** Empties the ledgers and the job table, for the next scenario. */
     static void clear(JdbcTemplate jdbc) {
         jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold");
-        jdbc.execute(writeOnce(jdbc) ? "TRUNCATE fault_claim, " + String.join(", ", WriteOnceStore.JOB_TABLES)
-                : "TRUNCATE workrow_job");
-    }
-
-    /** Whether the schema on the connection's search path has the write-once layout. */
-    static boolean writeOnce(JdbcTemplate jdbc) {
-        return Boolean.TRUE.equals(jdbc.queryForObject("SELECT to_regclass('workrow_claim') IS NOT NULL",
-                Boolean.class));
+        jdbc.execute("TRUNCATE fault_claim, " + String.join(", ", WriteOnceStore.JOB_TABLES));
     }
 }

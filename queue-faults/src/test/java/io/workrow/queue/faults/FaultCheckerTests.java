@@ -25,7 +25,7 @@ import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 /**
  * The checker counts each kind of broken promise when the ledgers show one: its zeros mean
  * something. The jobs are claimed, swept and ended by the store's own statements, so the ledger's
- * triggers record them as they record a fault run, on the layout the test database has.
+ * triggers record them as they record a fault run.
  */
 class FaultCheckerTests {
 

@@ -50,13 +50,11 @@ class LeastPrivilegeTests {
         owner.execute("GRANT USAGE ON SCHEMA public TO " + ROLE);
         owner.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + ROLE);
         owner.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO " + ROLE);
-        // The write-once layout's partition functions run as their owner, for whom they are granted
+        // The partition functions run as their owner, for whom they are granted
         // (docs/operations.md, "Least privilege").
-        if (database.rows().writeOnce()) {
-            owner.execute("GRANT EXECUTE ON FUNCTION workrow_add_outcome_day(date), workrow_detach_outcome_day(text),"
-                    + " workrow_drop_outcome_day(text), workrow_extend_job_data(bigint),"
-                    + " workrow_retire_job_data(timestamptz) TO " + ROLE);
-        }
+        owner.execute("GRANT EXECUTE ON FUNCTION workrow_add_outcome_day(date), workrow_detach_outcome_day(text),"
+                + " workrow_drop_outcome_day(text), workrow_extend_job_data(bigint),"
+                + " workrow_retire_job_data(timestamptz) TO " + ROLE);
         // What PostgreSQL grants to PUBLIC by default is taken away, so only the grants above count.
         owner.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC");
     }
@@ -100,22 +98,20 @@ class LeastPrivilegeTests {
         assertThat(admin.stats()).isNotEmpty();
         new StaleLeaseSweeper(store, 100).runOnce();
         new ExhaustedJobRetirer(store, 100).runOnce();
-        if (database.rows().writeOnce()) {
-            // A day of the outcome log the keeper did not create in time: the owner drops a day
-            // ahead, and the role's keeper creates it again (and moves nothing, as it is empty).
-            String ahead = database.jdbc().queryForObject("""
-                    SELECT 'workrow_outcome_' || to_char(((now() + interval '2 days') AT TIME ZONE 'UTC')::date,
-                                                         'YYYYMMDD')
-                    """, String.class);
-            database.jdbc().execute("DROP TABLE " + ahead);
-            assertThat(new PartitionKeeper(store).runOnce()).as("partitions created by the role").isPositive();
-            assertThat(database.jdbc().queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class, ahead))
-                    .isTrue();
-            // The finished jobs' day, ten days ago, kept in a partition of its own.
-            database.jdbc().queryForObject(
-                    "SELECT workrow_add_outcome_day(((now() - interval '10 days') AT TIME ZONE 'UTC')::date)",
-                    Boolean.class);
-        }
+        // A day of the outcome log the keeper did not create in time: the owner drops a day
+        // ahead, and the role's keeper creates it again (and moves nothing, as it is empty).
+        String ahead = database.jdbc().queryForObject("""
+                SELECT 'workrow_outcome_' || to_char(((now() + interval '2 days') AT TIME ZONE 'UTC')::date,
+                                                     'YYYYMMDD')
+                """, String.class);
+        database.jdbc().execute("DROP TABLE " + ahead);
+        assertThat(new PartitionKeeper(store).runOnce()).as("partitions created by the role").isPositive();
+        assertThat(database.jdbc().queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class, ahead))
+                .isTrue();
+        // The finished jobs' day, ten days ago, kept in a partition of its own.
+        database.jdbc().queryForObject(
+                "SELECT workrow_add_outcome_day(((now() - interval '10 days') AT TIME ZONE 'UTC')::date)",
+                Boolean.class);
         database.rows().setFinishedAtOfQueue("least", java.time.Instant.now().minus(Duration.ofDays(10)));
         assertThat(new RetentionPruner(store, Map.of(JobStatus.COMPLETED, Duration.ofDays(7)), 100).runOnce())
                 .as("finished jobs pruned by the role").isPositive();
@@ -126,7 +122,6 @@ class LeastPrivilegeTests {
 
     @Test
     void aTemporaryTableCannotStandInForATableThePartitionFunctionsWriteAsTheirOwner() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(database.rows().writeOnce(), "the write-once layout's functions");
         SimpleDriverDataSource dml = new SimpleDriverDataSource(new org.postgresql.Driver(), database.jdbcUrl(), ROLE, "");
         String day = "workrow_outcome_20990102";
         Integer shadowRows = new JdbcTemplate(dml).execute((org.springframework.jdbc.core.ConnectionCallback<Integer>)

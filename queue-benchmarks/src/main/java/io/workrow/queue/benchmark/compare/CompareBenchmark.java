@@ -10,7 +10,6 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -92,8 +91,7 @@ public final class CompareBenchmark {
         // --prefetch=adaptive leaves the queue's prefetch unset, as a user who tunes nothing does.
         String prefetch = options.getOrDefault("prefetch", Integer.toString(2 * batch));
         WorkrowContender workrow = new WorkrowContender(database, batch,
-                "adaptive".equals(prefetch) ? null : Integer.valueOf(prefetch),
-                !"row-per-job".equals(options.getOrDefault("layout", "write-once")));
+                "adaptive".equals(prefetch) ? null : Integer.valueOf(prefetch));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
         if (!peers.isEmpty() && Files.isDirectory(Path.of(peers, "node_modules"))) {
@@ -119,12 +117,12 @@ public final class CompareBenchmark {
                 System.out.printf("round %d: %s%n", round, contender.name());
                 measure(contender);
             }
-            if (contenders.contains(workrow) && !workrow.writeOnce()) {
+            if (contenders.contains(workrow)) {
                 measureRawLimit(workrow);
             }
         }
         long retained = Long.parseLong(options.getOrDefault("retained", "0"));
-        if (retained > 0 && contenders.contains(workrow) && !workrow.writeOnce()) {
+        if (retained > 0 && contenders.contains(workrow)) {
             measureHistory(workrow, retained, rounds);
         }
         System.out.println();
@@ -427,14 +425,6 @@ public final class CompareBenchmark {
     }
 
     private static Map<String, String> parse(String[] args) {
-        Map<String, String> options = new HashMap<>();
-        for (String arg : args) {
-            int equals = arg.indexOf('=');
-            if (!arg.startsWith("--") || equals < 0) {
-                throw new IllegalArgumentException("Arguments are --name=value, was " + arg);
-            }
-            options.put(arg.substring(2, equals), arg.substring(equals + 1));
-        }
-        return options;
+        return io.workrow.queue.benchmark.DrainBenchmark.parse(args);
     }
 }

@@ -24,23 +24,19 @@ final class WorkrowContender implements Contender {
     static final String QUEUE = "bench";
 
     private final BenchDatabase database;
+    /** Ids past a retained history that its range also covers: the drains measured beside it. */
+    private static final long HISTORY_HEADROOM = 50_000_000;
+
     private final int batchSize;
     /** The queue's prefetch, or {@code null} to leave it unset: sized from the handlers' throughput. */
     private final Integer prefetch;
-    /** Whether the schema takes the write-once layout (V13), which the workers' starter then runs on. */
-    private final boolean writeOnce;
     private JobStore store;
     private JdbcJobQueue jobQueue;
 
-    WorkrowContender(BenchDatabase database, int batchSize, Integer prefetch, boolean writeOnce) {
+    WorkrowContender(BenchDatabase database, int batchSize, Integer prefetch) {
         this.database = database;
         this.batchSize = batchSize;
         this.prefetch = prefetch;
-        this.writeOnce = writeOnce;
-    }
-
-    boolean writeOnce() {
-        return writeOnce;
     }
 
     @Override
@@ -55,18 +51,16 @@ final class WorkrowContender implements Contender {
 
     @Override
     public void prepare() {
-        WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SCHEMA);
-        (writeOnce ? migrations : migrations.upTo(WorkrowMigrations.ROW_PER_JOB_VERSION)).migrate();
+        new WorkrowMigrations(database.dataSource(), SCHEMA).migrate();
         store = JobStore.of(database.dataSource(), SCHEMA);
         jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
     }
 
     @Override
     public void empty() {
-        database.jdbc().execute(writeOnce
-                ? "TRUNCATE " + Stream.concat(WriteOnceStore.JOB_TABLES.stream(), Stream.of("workrow_lease_holder"))
-                        .map(table -> SCHEMA.quoted() + "." + table).collect(Collectors.joining(", "))
-                : "TRUNCATE " + SCHEMA.quoted() + ".workrow_job");
+        database.jdbc().execute("TRUNCATE " + Stream.concat(WriteOnceStore.JOB_TABLES.stream(),
+                Stream.of("workrow_lease_holder")).map(table -> SCHEMA.quoted() + "." + table)
+                .collect(Collectors.joining(", ")));
     }
 
     @Override
@@ -120,37 +114,40 @@ final class WorkrowContender implements Contender {
         Load.paced(jobs, interval, n -> jobQueue.enqueue(QUEUE, new Tick(n, WorkerProtocol.nowMillis())));
     }
 
-    /** Adds {@code rows} completed jobs in one statement, as a queue's retained history. */
+    /**
+     * Adds {@code rows} completed jobs in one statement, as a queue's retained history: their data
+     * and one completed outcome each, finished an hour ago. Their ids, and the drains' after them,
+     * get an id range of job data of their own first, as an upgraded history has: in the default
+     * partition the partition keeper would move them during the drains.
+     */
     void retainFinished(long rows) {
-        database.jdbc().update("INSERT INTO " + SCHEMA.quoted() + ".workrow_job (queue, partition_bucket, payload, "
-                + "status, run_at, max_attempts, attempts, claimed_by, started_at, finished_at, updated_at) "
-                + "SELECT ?, 0, jsonb_build_object('n', n, 't', 0), 'completed', now() - interval '1 hour', 5, 1, "
-                + "'history', now() - interval '1 hour', now() - interval '1 hour', now() - interval '1 hour' "
-                + "FROM generate_series(1, ?) AS n", QUEUE, rows);
-    }
-
-    long finishedRows() {
-        return database.count("SELECT count(*) FROM " + SCHEMA.quoted() + ".workrow_job WHERE status = 'completed'");
+        String prefix = SCHEMA.quoted() + ".workrow_";
+        long high = database.jdbc().queryForObject("SELECT max((regexp_match(pg_get_expr(child.relpartbound,"
+                + " child.oid), 'TO \\(''(-?\\d+)''\\)'))[1]::bigint) FROM pg_inherits"
+                + " JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid"
+                + " WHERE pg_inherits.inhparent = '" + prefix + "job_data'::regclass", Long.class);
+        long next = Math.max(high, database.jdbc().queryForObject("SELECT last_value + 1 FROM " + prefix
+                + "job_id_seq", Long.class));
+        database.jdbc().queryForObject("SELECT setval('" + prefix + "job_id_seq', ?, false)", Long.class, next);
+        database.jdbc().execute("CREATE TABLE " + prefix + "job_data_" + next + " PARTITION OF " + prefix
+                + "job_data FOR VALUES FROM (" + next + ") TO (" + (next + rows + HISTORY_HEADROOM) + ")");
+        database.jdbc().update("WITH jobs AS (INSERT INTO " + prefix + "job_data (id, queue, partition_bucket, payload,"
+                + " max_attempts, created_at) SELECT nextval('" + prefix + "job_id_seq'), ?, 0,"
+                + " jsonb_build_object('n', n, 't', 0), 5, now() - interval '1 hour' FROM generate_series(1, ?) AS n"
+                + " RETURNING id, queue)"
+                + " INSERT INTO " + prefix + "outcome (job_id, attempt, queue, status, worker, run_at, started_at,"
+                + " finished_at) SELECT id, 1, queue, 'completed', 'history', now() - interval '1 hour',"
+                + " now() - interval '1 hour', now() - interval '1 hour' FROM jobs", QUEUE, rows);
     }
 
     @Override
     public long unfinished() {
-        if (writeOnce) {
-            // The waiting homes and the claims' open positions: never the history.
-            String prefix = SCHEMA.quoted() + ".workrow_";
-            return database.count("SELECT (SELECT count(*) FROM " + prefix + "ready)"
-                    + " + (SELECT count(*) FROM " + prefix + "scheduled)"
-                    + " + (SELECT coalesce(sum(length(replace((settled | dropped)::text, '1', ''))), 0)"
-                    + " FROM " + prefix + "claim)");
-        }
-        // One count per partial index (pending jobs without and with keys, running jobs), so that
-        // none reads the retained history.
-        String job = SCHEMA.quoted() + ".workrow_job";
-        return database.count("SELECT (SELECT count(*) FROM " + job + " WHERE status = 'pending'"
-                + " AND partition_key IS NULL AND fairness_key = '')"
-                + " + (SELECT count(*) FROM " + job + " WHERE status = 'pending'"
-                + " AND (partition_key IS NOT NULL OR fairness_key <> ''))"
-                + " + (SELECT count(*) FROM " + job + " WHERE status = 'running')");
+        // The waiting homes and the claims' open positions: never the history.
+        String prefix = SCHEMA.quoted() + ".workrow_";
+        return database.count("SELECT (SELECT count(*) FROM " + prefix + "ready)"
+                + " + (SELECT count(*) FROM " + prefix + "scheduled)"
+                + " + (SELECT coalesce(sum(length(replace((settled | dropped)::text, '1', ''))), 0)"
+                + " FROM " + prefix + "claim)");
     }
 
     @Override
@@ -158,8 +155,7 @@ final class WorkrowContender implements Contender {
         return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
                 + "concurrency 32, batch " + batchSize + ", prefetch " + (prefetch == null ? "adaptive" : prefetch) + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
                 + "1 s safety poll, poll-only every 100 ms; "
-                + (writeOnce ? "write-once layout: a claim row per batch, finished jobs kept as outcome rows"
-                        : "finished jobs kept as rows with status completed");
+                + "write-once layout: a claim row per batch, finished jobs kept as outcome rows";
     }
 
     private WorkerProcess start(String name, Handler handler, int concurrency, boolean listen, Duration pollInterval) {

@@ -52,7 +52,7 @@ public final class WorkerRegistry {
     }
 
     /** How long a worker counts as live after its last heartbeat. */
-    public static Duration liveness(Duration heartbeatInterval) {
+    static Duration liveness(Duration heartbeatInterval) {
         return heartbeatInterval.multipliedBy(3);
     }
 
@@ -84,7 +84,7 @@ public final class WorkerRegistry {
     }
 
     /** One heartbeat: records this worker, learns the live ones, recomputes owned buckets. */
-    public void beat() {
+    void beat() {
         long startedNanos = System.nanoTime();
         Map<String, Set<String>> live = store.heartbeat(workerId, orderedQueues, liveness);
         for (String queue : orderedQueues) {

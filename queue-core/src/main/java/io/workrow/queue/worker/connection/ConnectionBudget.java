@@ -22,7 +22,7 @@ public final class ConnectionBudget {
      * The starter's maintenance tasks (sweeper, retirer, retention and fairness pruners), each on
      * a thread of its own and so up to one statement each at once.
      */
-    public static final int MAINTENANCE_TASKS = 4;
+    static final int MAINTENANCE_TASKS = 4;
 
     private final DataSource dataSource;
     private final boolean listening;

@@ -38,7 +38,7 @@ public final class ReservedConnection extends AbstractDataSource {
     private static final Logger log = LoggerFactory.getLogger(ReservedConnection.class);
 
     /** A kept connection idle this long is checked before its next statement: a firewall may have dropped it. */
-    public static final long IDLE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
+    static final long IDLE_CHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int VALIDATION_TIMEOUT_SECONDS = 5;
 
     private final DataSource pool;

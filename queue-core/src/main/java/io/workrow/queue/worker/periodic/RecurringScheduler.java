@@ -89,7 +89,7 @@ public final class RecurringScheduler {
      * Declares the entries not declared yet and enqueues every tick due; returns the millis until
      * the next. An entry whose statements fail is tried again a second later; the others go on.
      */
-    public long runDue() {
+    long runDue() {
         Instant now = clock.get();
         long readNanos = System.nanoTime();
         boolean failed = false;
