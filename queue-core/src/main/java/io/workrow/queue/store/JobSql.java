@@ -77,7 +77,7 @@ final class JobSql {
      * first entries of their own range of workrow_dead_kind_idx.
      * {@link #JOB_DEAD_ERROR_GROUPS_OF_QUEUE} is the same for one queue.
      */
-    static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "{dead_order}");
+    static final String JOB_DEAD_ERROR_GROUPS = deadErrorGroups("", "finished_at DESC");
 
     /**
      * {@link #JOB_DEAD_ERROR_GROUPS} for one queue (the first three parameters, the same queue
@@ -1238,7 +1238,7 @@ final class JobSql {
         return renderShared(sql.replace("{claim_group}", "()").replace("{position}", "row_number() OVER (ORDER BY taken.id)")
                 .replace("{claim_match}", "true")
                 .replace("{waiting}", "{ready}").replace("{pending}", "true")
-                .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true").replace("{dead_order}", "queue")
+                .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true")
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))
                 .replace("{locked_claims}", LOCKED_CLAIMS)

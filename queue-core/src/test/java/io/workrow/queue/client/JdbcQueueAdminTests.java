@@ -122,6 +122,17 @@ class JdbcQueueAdminTests {
     }
 
     @Test
+    void theNewestDeadJobsAreSampledAcrossQueuesNotTheFirstQueuesInNameOrder() {
+        // A sample's worth of old deaths in a queue named first, five new ones in a queue named last.
+        Instant twoHoursAgo = databaseNow().minus(Duration.ofHours(2));
+        rows.insertFinished("alpha", "dead", QueueAdmin.DEAD_GROUP_SAMPLE, "HTTP 502", twoHoursAgo);
+        rows.insertFinished("zulu", "dead", 5, "HTTP 504", twoHoursAgo.plus(Duration.ofHours(1)));
+
+        assertThat(admin.deadErrorGroups(null, 10)).extracting(DeadErrorGroup::queue, DeadErrorGroup::jobs)
+                .containsExactly(tuple("alpha", (long) QueueAdmin.DEAD_GROUP_SAMPLE - 5), tuple("zulu", 5L));
+    }
+
+    @Test
     void deadJobsAreSearchableByErrorText() {
         long timeout = deadJob("webhooks", "java.net.SocketTimeoutException: Read timed out");
         deadJob("webhooks", "HTTP 410 Gone");

@@ -194,7 +194,7 @@ class WriteOnceQueryPlanTests {
         // A sample of 1,000 newest deaths, not the 10,000 the admin reads: the fill has 20,000 dead
         // jobs, where a sample of half is read faster whole; a real history's dead are many more.
         CHECKS.put("JOB_DEAD_ERROR_GROUPS", new PlanCheck("int, int", "1000, 50",
-                Set.of("workrow_dead_kind_idx")));
+                Set.of("workrow_dead_kind_idx", "workrow_dead_finished_idx"), true));
         CHECKS.put("JOB_DEAD_ERROR_GROUPS_OF_QUEUE", new PlanCheck("text, text, text, int, int",
                 "'q1', 'q1', 'q1', 1000, 50", Set.of("workrow_dead_kind_idx")));
     }
