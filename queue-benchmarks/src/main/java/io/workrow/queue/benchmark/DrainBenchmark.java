@@ -73,7 +73,8 @@ public final class DrainBenchmark {
                 jdbc.execute("VACUUM ANALYZE " + schema.quoted() + "." + SqlIdentifier.of("table", table).quoted());
             }
 
-            int lightJobs = Math.min(1000, jobs);
+            // --light-jobs=0 leaves out the light-load phase (a profile of the drain alone).
+            int lightJobs = Math.min(Integer.parseInt(options.getOrDefault("light-jobs", "1000")), jobs);
             long[] delays = new long[jobs + lightJobs];
             AtomicInteger handled = new AtomicInteger();
             CountDownLatch drained = new CountDownLatch(1);

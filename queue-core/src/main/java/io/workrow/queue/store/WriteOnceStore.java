@@ -58,6 +58,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     /** For the producer's statements, which run in the caller's transaction and under its limits only. */
     private final JdbcTemplate jdbc;
     private final JdbcTemplate timed;
+    /** The claims' plans: generic, not made again at every claim. */
+    private final GenericPlans genericPlans;
     private final String insertMany;
     private final String insertManyWithoutIdempotencyKeys;
     private final String findByIdempotencyKeys;
@@ -113,6 +115,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.jdbc = new JdbcTemplate(dataSource);
         this.timed = new JdbcTemplate(dataSource);
         this.timed.setQueryTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, statementTimeout.toSeconds())));
+        this.genericPlans = new GenericPlans(dataSource, timed);
         this.insertMany = JobSql.render(JobSql.JOB_INSERT_MANY, schema);
         this.insertManyWithoutIdempotencyKeys = JobSql.render(
                 JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
@@ -355,8 +358,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
     public List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes) {
-        return timed.query(claim, CLAIMED, queue, probes, queue, queue, limit, queue, limit, limit, worker,
-                lease.toMillis());
+        return genericPlans.run(() -> timed.query(claim, CLAIMED, queue, probes, queue, queue, limit, queue, limit,
+                limit, worker, lease.toMillis()));
     }
 
     /**
@@ -372,7 +375,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         Map<String, Object> values = ClaimParameters.orderedClaim(queue, worker, limit, lease, probes, buckets, skipFailed);
         for (int attempt = 1; ; attempt++) {
             try {
-                return timed.query(claimOrdered.bind(values), CLAIMED);
+                // Each attempt its own transaction: a refused insert aborts the one it ran in.
+                return genericPlans.run(() -> timed.query(claimOrdered.bind(values), CLAIMED));
             } catch (org.springframework.dao.DuplicateKeyException e) {
                 if (attempt == 2) {
                     return List.of();
@@ -385,7 +389,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
             boolean probes) {
-        return timed.query(claimWeighted.bind(ClaimParameters.fairClaim(queue, worker, limit, lease, probes)), CLAIMED);
+        Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
+        return genericPlans.run(() -> timed.query(claimWeighted.bind(values), CLAIMED));
     }
 
     /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
@@ -394,7 +399,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             int ratePerMinute) {
         Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
-        return timed.query(claimBurst.bind(values), CLAIMED);
+        return genericPlans.run(() -> timed.query(claimBurst.bind(values), CLAIMED));
     }
 
     /** Claims up to {@code limit} jobs of a spaced fair queue: one job per key per {@code 1 / rate}. */
@@ -403,7 +408,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             int ratePerMinute) {
         Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
-        return timed.query(claimSpaced.bind(values), CLAIMED);
+        return genericPlans.run(() -> timed.query(claimSpaced.bind(values), CLAIMED));
     }
 
     /**
