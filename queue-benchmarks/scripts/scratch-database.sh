@@ -14,7 +14,8 @@ mapfile -t migrations < <(printf '%s\n' queue-core/src/main/resources/io/workrow
 for migration in "${migrations[@]}"; do
     version=$(basename "$migration" | sed -E 's/^V([0-9]+)__.*/\1/')
     if [ -n "${upto:-}" ] && [ "$version" -gt "$upto" ]; then continue; fi
-    psql_db -f "$migration" >/dev/null
+    # One transaction per file, as Flyway applies them: V13 keeps its search path for its transaction.
+    psql_db -1 -f "$migration" >/dev/null
 done
 
 source "$(dirname "${BASH_SOURCE[0]}")/workrow-claim.sh"
