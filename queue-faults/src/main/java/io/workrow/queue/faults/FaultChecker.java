@@ -14,7 +14,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * {@code lease_overlaps}, leases taken from a holder before they expired (by the sweeper while
  * {@code lease_expires_at} was still ahead, or by a claim while a token was still set);
  * {@code accepted_late_finalizes}, leases ended (completed, failed, released) by a session other
- * than the worker JVM that was granted them, which only a stale owner's accepted write could be;
+ * than the worker JVM that was granted them, which only a stale owner's accepted write could be
+ * (a cancel is an operator's, from any session, and does not count);
  * {@code grants_ended_twice}, leases ended more than once (a second end accepted under one token:
  * a stale owner's end written in its own session, after a sweep had ended the same lease);
  * {@code invocations_without_lease}, handlers started while the job was not running under their
@@ -64,7 +65,7 @@ final class FaultChecker {
         figures.put("accepted_late_finalizes", count("""
                 SELECT count(*) FROM fault_lease AS ended
                 JOIN fault_lease AS granted ON granted.job_id = ended.job_id AND granted.new_token = ended.old_token
-                WHERE NOT ended.swept AND ended.changed_by <> granted.changed_by
+                WHERE NOT ended.swept AND ended.changed_by <> granted.changed_by AND ended.new_status <> 'cancelled'
                 """));
         figures.put("grants_ended_twice", count("""
                 SELECT count(*) FROM (SELECT job_id, old_token FROM fault_lease

@@ -122,6 +122,28 @@ class FaultCheckerTests {
     }
 
     @Test
+    void aRunningJobCancelledFromAnotherSessionIsNoLateFinalize() {
+        long id = enqueue("cancelled");
+        claim("cancelled", Duration.ofSeconds(10));
+        assertThat(jdbc.execute((ConnectionCallback<Boolean>) connection -> {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET application_name = 'operator'");
+            }
+            try {
+                return store.on(new SingleConnectionDataSource(connection, true)).cancel("cancelled", id);
+            } finally {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("RESET application_name");
+                }
+            }
+        })).isTrue();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM fault_lease WHERE job_id = ? AND new_status = 'cancelled'"
+                + " AND changed_by = 'operator'", Integer.class, id)).as("the cancel ended the lease").isOne();
+        assertThat(new FaultChecker(jdbc).check(List.of(id))).containsEntry("accepted_late_finalizes", 0L)
+                .containsEntry("grants_ended_twice", 0L);
+    }
+
+    @Test
     void aLeaseHandedToAnotherWorkerBeforeItEndedIsAnOverlap() {
         long id = enqueue("regranted");
         claim("regranted", Duration.ofSeconds(10));
