@@ -3,6 +3,7 @@ package io.workrow.queue.benchmark.compare;
 import io.workrow.queue.benchmark.compare.Contender.Handler;
 import io.workrow.queue.benchmark.compare.Contender.Pickup;
 import io.workrow.queue.benchmark.compare.Results.Row;
+import io.workrow.queue.worker.QueueOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -15,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -65,7 +67,8 @@ public final class CompareBenchmark {
         this.options = options;
         this.jobs = intOption("jobs", 100_000);
         this.sleepJobs = intOption("sleep-jobs", 50_000);
-        this.batch = intOption("batch", 500);
+        // Without --batch the workers leave batch-size unset, as a user who tunes nothing does.
+        this.batch = intOption("batch", QueueOptions.DEFAULT_BATCH_SIZE);
         this.results = new Results(List.of(DRAIN_NO_OP, DRAIN_NO_OP_COLD, DRAIN_SLEEP, ENQUEUE_SINGLE, ENQUEUE_BULK,
                 PICKUP_NOTIFY_P50, PICKUP_NOTIFY_P99, PICKUP_POLL_P50, PICKUP_POLL_P99,
                 HEAP_NO_OP, RSS_NO_OP, CPU_NO_OP, DATABASE_CPU_NO_OP, CORES_BUSY_NO_OP, HEAP_SLEEP, RSS_SLEEP,
@@ -88,9 +91,9 @@ public final class CompareBenchmark {
     }
 
     private void run() throws InterruptedException {
-        // --prefetch=adaptive leaves the queue's prefetch unset, as a user who tunes nothing does.
-        String prefetch = options.getOrDefault("prefetch", Integer.toString(2 * batch));
-        WorkrowContender workrow = new WorkrowContender(database, batch,
+        // Unset or --prefetch=adaptive leaves the queue's prefetch unset, as a user who tunes nothing does.
+        String prefetch = options.getOrDefault("prefetch", "adaptive");
+        WorkrowContender workrow = new WorkrowContender(database, options.containsKey("batch") ? batch : null,
                 "adaptive".equals(prefetch) ? null : Integer.valueOf(prefetch));
         List<Contender> contenders = new ArrayList<>(List.of(workrow));
         String peers = options.getOrDefault("peers", "");
@@ -288,20 +291,26 @@ public final class CompareBenchmark {
     private void measureRawLimit(WorkrowContender workrow) {
         workrow.empty();
         vacuum();
-        workrow.enqueueBulk(jobs, CHUNK);
+        // Twice the count, the second half measured: the same backlog and the same window as the
+        // runtime's warm figure, so that the two are compared on equal terms.
+        workrow.enqueueBulk(2 * jobs, CHUNK);
         vacuum();
-        Optional<MachineCpu> before = MachineCpu.now();
-        double rate = RawSqlLimit.drain(workrow.claims(), intOption("raw-clients", 8), batch);
+        AtomicReference<Optional<MachineCpu>> atHalf = new AtomicReference<>(Optional.empty());
+        RawSqlLimit.SecondHalf measured = RawSqlLimit.drain(workrow.claims(), intOption("raw-clients", 8), batch, jobs,
+                () -> atHalf.set(MachineCpu.now()));
+        double rate = measured.jobsPerSecond();
+        Optional<MachineCpu> before = atHalf.get();
         Optional<MachineCpu> after = MachineCpu.now();
         if (workrow.unfinished() != 0) {
             throw new IllegalStateException(RAW + " left " + workrow.unfinished() + " jobs unfinished");
         }
-        System.out.printf("  %s, batch %d: %,.0f jobs/s%n", RAW, batch, rate);
+        System.out.printf("  %s, batch %d: %,.0f jobs/s over the last %,d of %,d jobs%n", RAW, batch, rate,
+                measured.jobs(), 2 * jobs);
         record(DRAIN_NO_OP, RAW, rate);
-        // The raw drain's clients run in this process, so its CPU over the whole drain (JIT and
-        // GC included, and more of both in the first round) is the "worker" CPU.
+        // The raw drain's clients run in this process, so its CPU over the measured half is the
+        // "worker" CPU.
         if (before.isPresent() && after.isPresent()) {
-            double thousands = jobs / 1000.0;
+            double thousands = measured.jobs() / 1000.0;
             record(CPU_NO_OP, RAW, after.get().ownMillisSince(before.get()) / thousands);
             record(DATABASE_CPU_NO_OP, RAW, after.get().databaseMillisSince(before.get(), 0) / thousands);
             record(CORES_BUSY_NO_OP, RAW, after.get().percentBusySince(before.get()));

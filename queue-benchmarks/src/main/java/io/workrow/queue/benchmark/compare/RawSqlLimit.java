@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The limit the database sets: Workrow's own claim statement and fenced batch end, driven
  * by {@code clients} threads with no runtime around them (no handler, no hand-off, no meters).
- * Each client claims a batch, completes it, and claims again until the queue is empty. A
+ * Each client claims a batch, completes it, and claims again until the queue is empty. The
+ * figure is taken as the runtime's warm figure is: over the second half of the backlog, whose
+ * claims walk the index entries the first half's claims left behind. A
  * completion skips rows another session holds for a moment (a concurrent claim's scan can); the
  * client completes those again after a millisecond, as the runtime's result writer does after
  * its backoff, so every job ends completed and the rate counts them all. Leases (five minutes)
@@ -29,11 +31,19 @@ final class RawSqlLimit {
     private RawSqlLimit() {
     }
 
-    /** Drains the queue {@link WorkrowContender#QUEUE}; returns jobs/s. */
-    static double drain(ClaimStore store, int clients, int batch) {
+    /** The jobs completed after the half, and their rate. */
+    record SecondHalf(long jobs, double jobsPerSecond) {
+    }
+
+    /**
+     * Drains the queue {@link WorkrowContender#QUEUE} of {@code 2 × half} jobs; calls {@code atHalf}
+     * once, from the client whose completions pass {@code half}, and returns the jobs after that and their rate.
+     */
+    static SecondHalf drain(ClaimStore store, int clients, int batch, long half, Runnable atHalf) {
         AtomicLong completed = new AtomicLong();
         AtomicInteger clientNumber = new AtomicInteger();
-        long started = System.nanoTime();
+        AtomicLong halfNanos = new AtomicLong();
+        AtomicLong completedAtHalf = new AtomicLong();
         Load.onThreads(clients, "A raw claim or completion", () -> {
             String worker = "raw-sql-" + clientNumber.incrementAndGet();
             List<ClaimedPosition> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
@@ -48,12 +58,20 @@ final class RawSqlLimit {
                     }
                     Map<PositionEnd, EndResult> results = store.endMany(ends);
                     ends = ends.stream().filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
-                    completed.addAndGet(results.values().stream().filter(EndResult::counted).count());
+                    long now = completed.addAndGet(results.values().stream().filter(EndResult::counted).count());
+                    if (now >= half && completedAtHalf.compareAndSet(0, now)) {
+                        halfNanos.set(System.nanoTime());
+                        atHalf.run();
+                    }
                 }
                 claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
             }
         });
-        return completed.get() / ((System.nanoTime() - started) / 1e9);
+        if (completedAtHalf.get() == 0) {
+            throw new IllegalStateException("the raw drain completed " + completed.get() + " jobs, not " + half);
+        }
+        long measured = completed.get() - completedAtHalf.get();
+        return new SecondHalf(measured, measured / ((System.nanoTime() - halfNanos.get()) / 1e9));
     }
 
     private static void sleepMillisecond() {

@@ -8,6 +8,7 @@ import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
+import io.workrow.queue.worker.QueueOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,13 +28,14 @@ final class WorkrowContender implements Contender {
     /** Ids past a retained history that its range also covers: the drains measured beside it. */
     private static final long HISTORY_HEADROOM = 50_000_000;
 
-    private final int batchSize;
+    /** The queue's batch size, or {@code null} to leave it unset: the engine's default. */
+    private final Integer batchSize;
     /** The queue's prefetch, or {@code null} to leave it unset: sized from the handlers' throughput. */
     private final Integer prefetch;
     private JobStore store;
     private JdbcJobQueue jobQueue;
 
-    WorkrowContender(BenchDatabase database, int batchSize, Integer prefetch) {
+    WorkrowContender(BenchDatabase database, Integer batchSize, Integer prefetch) {
         this.database = database;
         this.batchSize = batchSize;
         this.prefetch = prefetch;
@@ -153,7 +155,8 @@ final class WorkrowContender implements Contender {
     @Override
     public String configuration() {
         return "Spring Boot application on the starter, one JVM per process (-Xmx256m, Hikari pool 16); no-op: "
-                + "concurrency 32, batch " + batchSize + ", prefetch " + (prefetch == null ? "adaptive" : prefetch) + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
+                + "concurrency 32, batch " + (batchSize == null ? "unset (" + QueueOptions.DEFAULT_BATCH_SIZE + ")" : batchSize)
+                + ", prefetch " + (prefetch == null ? "adaptive" : prefetch) + " per JVM; 5 ms: concurrency 64 in all; LISTEN/NOTIFY with "
                 + "1 s safety poll, poll-only every 100 ms; "
                 + "write-once layout: a claim row per batch, finished jobs kept as outcome rows";
     }
@@ -170,8 +173,10 @@ final class WorkrowContender implements Contender {
                 "--workrow.listen-notify=" + listen,
                 "--workrow.poll-interval=" + pollInterval.toMillis() + "ms",
                 queue + ".concurrency=" + concurrency,
-                queue + ".batch-size=" + batchSize,
                 "--bench.handler=" + handler.argument));
+        if (batchSize != null) {
+            arguments.add(queue + ".batch-size=" + batchSize);
+        }
         if (prefetch != null) {
             arguments.add(queue + ".prefetch=" + prefetch);
         }
