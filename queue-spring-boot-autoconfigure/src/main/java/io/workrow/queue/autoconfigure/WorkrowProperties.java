@@ -383,7 +383,7 @@ public class WorkrowProperties {
         private int concurrency = 8;
 
         /** Most jobs claimed by one statement (fewer when there is less room: free handler slots plus the prefetch); with slow handlers claims stay small whatever this says. */
-        private int batchSize = 500;
+        private int batchSize = 2000;
 
         /** Most jobs claimed ahead of free handler slots, waiting in this application to start (leases renewed, handed back unstarted at shutdown); 0 claims only for free slots. Unset: adaptive, about a tenth of a second of the handlers' measured throughput, at most twice the batch size (zero with a circuit breaker or burst/spaced fairness). */
         private Integer prefetch;
