@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A plain queue whose prefetch adapts ({@link QueueOptions#overlapsClaims}) has a second claim
  * loop on a thread of its own, which claims only while the queue is busy (the last claim came back
- * full): at tens of thousands of short jobs a second one claim after another is the limit, and
- * with two in flight the database works on the next claim while the last is still being built.
+ * full) and only whole batches, which the room holds when the line runs short: at tens of
+ * thousands of short jobs a second one claim after another is the limit, and with two in flight
+ * the database works on the next claim while the last is still being built.
  * Both loops take their room before they claim, so together they hold no more than one would.
  * The runtime allows the second loop only when the connection pool has a connection for it.
  */
@@ -152,7 +153,7 @@ final class QueuePoller implements Runnable {
         }
         Thread overlapping = null;
         if (second != null) {
-            overlapping = new Thread(second::claimWhileBusy, Thread.currentThread().getName() + "-2");
+            overlapping = new Thread(second::claimUntilStopped, Thread.currentThread().getName() + "-2");
             overlapping.setDaemon(true);
             overlapping.start();
         }
@@ -180,37 +181,25 @@ final class QueuePoller implements Runnable {
             this.beside = beside;
         }
 
-        /** The poller's own loop: claims whenever there is room and, between claims, waits for work. */
+        /**
+         * Claims until the poller stops: the first loop whenever there is room, waiting for work
+         * between claims; the second only while the queue is busy, sleeping while it is not.
+         */
         void claimUntilStopped() {
             long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
             while (running) {
                 try {
-                    pollOnce();
-                    errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
-                } catch (Throwable e) {
-                    // Nothing may end a poller while the runtime runs: the queue would silently stop.
-                    log.warn("queue={} claim failed, retrying in {} ms: {}", queue(), errorBackoff, e.toString());
-                    busy.set(false);
-                    wakeup.sleep(errorBackoff);
-                    errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
-                }
-            }
-        }
-
-        /** The second loop: claims beside the first while the queue is busy, and sleeps while it is not. */
-        void claimWhileBusy() {
-            long errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
-            while (running) {
-                try {
-                    if (busy.get()) {
-                        pollOnce();
-                    } else {
+                    if (beside && !busy.get()) {
                         wakeup.await(pollInterval);
+                    } else {
+                        pollOnce();
                     }
                     errorBackoff = FIRST_ERROR_BACKOFF_MILLIS;
                 } catch (Throwable e) {
-                    log.warn("queue={} second claim failed, retrying in {} ms: {}", queue(), errorBackoff,
-                            e.toString());
+                    // Nothing may end a poller while the runtime runs: the queue would silently stop.
+                    log.warn("queue={} {}claim failed, retrying in {} ms: {}", queue(), beside ? "second " : "",
+                            errorBackoff, e.toString());
+                    busy.set(false);
                     wakeup.sleep(errorBackoff);
                     errorBackoff = Math.min(errorBackoff * 2, MAX_ERROR_BACKOFF_MILLIS);
                 }
@@ -223,13 +212,17 @@ final class QueuePoller implements Runnable {
             if (adaptive != null) {
                 room.resize(adaptive.update(System.nanoTime()));
             }
-            if (!awaitRoom(1, pollInterval)) {
+            // The second loop claims whole batches only: part of a claim's cost is per statement, so
+            // two loops sharing the room in smaller claims would spend more of the database per job
+            // than one. It claims when the line runs short, which is when one loop cannot keep up.
+            int whole = Math.min(options.batchSize(), room.capacity());
+            if (!awaitRoom(beside ? whole : 1, pollInterval)) {
                 return;
             }
-            if (busy.get()) {
-                awaitRoom(Math.min(options.batchSize(), room.capacity()), GATHER_DELAY);
+            if (busy.get() && !beside) {
+                awaitRoom(whole, GATHER_DELAY);
             }
-            if (!running || (beside && !busy.get())) {
+            if (!running || (beside && (!busy.get() || room.free() < whole))) {
                 return;
             }
             if (breakers.awaitsVerdict(queue())) {
@@ -238,7 +231,8 @@ final class QueuePoller implements Runnable {
                 return;
             }
             int wanted = room.take(options.batchSize());
-            if (wanted == 0) {
+            if (wanted == 0 || (beside && wanted < whole)) {
+                freeRoom(wanted);
                 return;
             }
             long claimSentNanos = System.nanoTime();
