@@ -38,7 +38,7 @@ final class AdaptivePrefetch {
     /** The rate at which the line reaches its ceiling: more is no news, and would take longer to forget. */
     private final double mostJobsPerSecond;
     private final LongAdder finished = new LongAdder();
-    /** Guarded by this (a queue's two claim loops sample it), from here to {@link #jobsPerSecond}. */
+    /** Poller thread only, from here to {@link #jobsPerSecond}. */
     private long sampledAtNanos;
     private long finishedAtSample;
     private double jobsPerSecond = -1;
@@ -49,8 +49,8 @@ final class AdaptivePrefetch {
         this.mostJobsPerSecond = ceiling * 1e9 / HORIZON.toNanos();
     }
 
-    /** Measures from now on: the time before the poller ran, with no finishes, is no sample. Poller threads. */
-    synchronized void begin(long nowNanos) {
+    /** Measures from now on: the time before the poller ran, with no finishes, is no sample. Poller thread. */
+    void begin(long nowNanos) {
         sampledAtNanos = nowNanos;
         finishedAtSample = finished.sum();
     }
@@ -65,8 +65,8 @@ final class AdaptivePrefetch {
         return current;
     }
 
-    /** Folds in the finishes since the last sample, when a sample's span has passed; poller threads. */
-    synchronized int update(long nowNanos) {
+    /** Folds in the finishes since the last sample, when a sample's span has passed; poller thread. */
+    int update(long nowNanos) {
         long span = nowNanos - sampledAtNanos;
         if (span < SAMPLE_NANOS) {
             return current;

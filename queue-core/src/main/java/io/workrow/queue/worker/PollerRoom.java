@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * How many more jobs one poller may claim: its handler slots plus its prefetch, less the jobs it
- * holds (in line or running) and the room its claims in flight have taken. The prefetch may change while jobs are held; a smaller one leaves no
+ * holds (in line or running). The prefetch may change while jobs are held; a smaller one leaves no
  * room until enough of them finish, and never takes a held job back.
  */
 final class PollerRoom {
@@ -31,23 +31,13 @@ final class PollerRoom {
         this.prefetch = prefetch;
     }
 
-    /**
-     * Takes room for up to {@code most} jobs before a claim and returns how many, at most
-     * {@link #free}: the claim asks for no more, and gives back what it did not fill. Two claim
-     * loops may take at once; neither takes room the other holds.
-     */
-    int take(int most) {
-        while (true) {
-            int now = held.get();
-            int taken = Math.min(most, Math.max(0, slots + prefetch - now));
-            if (taken == 0 || held.compareAndSet(now, now + taken)) {
-                return taken;
-            }
-        }
+    /** A claimed job is held; only the poller takes room, and never more than {@link #free}. */
+    void take() {
+        held.incrementAndGet();
     }
 
-    /** Held jobs ended or went back, or room taken for a claim was not filled. */
-    void give(int jobs) {
-        held.addAndGet(-jobs);
+    /** A held job ended or went back. */
+    void give() {
+        held.decrementAndGet();
     }
 }

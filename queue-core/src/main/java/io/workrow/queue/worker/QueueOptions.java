@@ -192,15 +192,6 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         return prefetch == ADAPTIVE_PREFETCH && !limitsCountClaims();
     }
 
-    /**
-     * Whether this queue's poller may have a second claim in flight while the queue is busy: a
-     * plain queue (no ordering, fairness or breaker) whose prefetch adapts. Ordered and fair
-     * claims share out keys and rates claim by claim, so they stay one at a time.
-     */
-    public boolean overlapsClaims() {
-        return adaptsPrefetch() && ordering == KeyOrdering.NONE && !fairness.fair();
-    }
-
     /** The most jobs this queue's poller may hold beyond its handler slots. */
     public int mostPrefetched() {
         if (prefetch != ADAPTIVE_PREFETCH) {

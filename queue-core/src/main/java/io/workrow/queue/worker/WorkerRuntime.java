@@ -31,7 +31,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -73,8 +72,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>Connections, at most at once: the listener, the result writer and the lease keeper hold one
  * each for as long as the runtime runs, so an application that takes every other connection of
  * its pool delays no renewal and no outcome; each poller, the promoter and maintenance borrow one
- * per statement (a busy plain queue's poller two, when the pool has them to spare: its second claim
- * in flight); a transactional handler holds one while it runs.
+ * per statement; a transactional handler holds one while it runs.
  */
 public final class WorkerRuntime implements AutoCloseable {
 
@@ -167,30 +165,13 @@ public final class WorkerRuntime implements AutoCloseable {
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
         this.executor = new JobExecutor(claims, builder.codec, writer, keeper, builder.errorDescriber,
                 builder.observer, inFlight);
-        boolean listening = builder.listenNotify && !builder.registrations.isEmpty();
-        int transactionalHandlers = builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
-                .mapToInt(r -> r.options().concurrency()).sum();
-        List<String> overlapping = builder.registrations.values().stream()
-                .filter(registration -> registration.options().overlapsClaims()).map(HandlerRegistration::queue).toList();
-        ConnectionBudget serialClaims = new ConnectionBudget(builder.dataSource, listening,
-                builder.registrations.size(), transactionalHandlers, registry != null, !builder.recurring.isEmpty());
-        // A second claim in flight takes a connection of its own: as many queues get one as the pool
-        // has connections to spare, in the order they were registered.
-        Set<String> overlapped = overlapping.stream().limit(serialClaims.spare())
-                .collect(Collectors.toCollection(LinkedHashSet::new));
-        if (overlapped.size() < overlapping.size()) {
-            log.info("Queues {} claim one statement at a time: a second claim in flight while a queue is busy takes a"
-                    + " connection each, and the pool's {} leave {} beyond the {} Workrow may otherwise hold; raise the"
-                    + " pool's maximum size for it", overlapping.stream().filter(q -> !overlapped.contains(q)).toList(),
-                    serialClaims.poolSize(), serialClaims.spare(), serialClaims.needed());
-        }
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
             JobClaimer claimer = JobClaimer.forQueue(registration, claimsFor(registration), store.fairness(), workerId,
                     registry);
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
-                    builder.metrics, threads, builder.pollInterval, overlapped.contains(registration.queue())));
+                    builder.metrics, threads, builder.pollInterval));
         }
         this.promoter = new ScheduledJobPromoter(claims, builder.pollInterval, this::wake);
         this.recurring = builder.recurring.isEmpty() ? null
@@ -198,12 +179,12 @@ public final class WorkerRuntime implements AutoCloseable {
                         builder.producer != null ? builder.producer : new JdbcJobQueue(store, builder.codec),
                         recurringTransaction(store), store.recurring()::now);
         // Without queues there is nothing to wake: no listener connection is held for nothing.
-        this.listener = listening
+        this.listener = builder.listenNotify && !pollers.isEmpty()
                 ? new InsertListener(builder.dataSource, store.notifyChannel(), this::notified, this::wakeAll)
                 : null;
-        this.connectionBudget = new ConnectionBudget(builder.dataSource, listening,
-                pollers.values().stream().mapToInt(QueuePoller::claimLoops).sum(), transactionalHandlers,
-                registry != null, recurring != null);
+        this.connectionBudget = new ConnectionBudget(builder.dataSource, listener != null, pollers.size(),
+                builder.registrations.values().stream().filter(HandlerRegistration::isTransactional)
+                        .mapToInt(r -> r.options().concurrency()).sum(), registry != null, recurring != null);
     }
 
     /**

@@ -18,21 +18,6 @@ class ConnectionBudgetTests {
     }
 
     @Test
-    void sparesWhatThePoolHasBeyondTheBudgetForSecondClaims() {
-        try (HikariDataSource hikari = new HikariDataSource()) {
-            hikari.setMaximumPoolSize(12);
-            // listener, one poller's claims, writer, keeper, handlers' writes, promoter, four maintenance tasks
-            assertThat(new ConnectionBudget(hikari, true, 1, 0, false, false).spare()).isEqualTo(2);
-            hikari.setMaximumPoolSize(10);
-            assertThat(new ConnectionBudget(hikari, true, 1, 0, false, false).spare()).isZero();
-            hikari.setMaximumPoolSize(8);
-            assertThat(new ConnectionBudget(hikari, true, 1, 0, false, false).spare()).as("short, not negative").isZero();
-        }
-        assertThat(new ConnectionBudget(new org.springframework.jdbc.datasource.SimpleDriverDataSource(), true, 1, 0,
-                false, false).spare()).as("a DataSource that does not say its size").isEqualTo(Integer.MAX_VALUE);
-    }
-
-    @Test
     void readsThePoolsMaximumSize() {
         try (HikariDataSource hikari = new HikariDataSource()) {
             hikari.setMaximumPoolSize(7);

@@ -26,54 +26,39 @@ public final class ConnectionBudget {
 
     private final DataSource dataSource;
     private final boolean listening;
-    /** The pollers' claims at once: one per queue, two for a queue whose claims overlap. */
-    private final int claims;
+    private final int pollers;
     private final int transactionalHandlers;
     private final boolean registry;
     private final boolean recurring;
 
-    public ConnectionBudget(DataSource dataSource, boolean listening, int claims, int transactionalHandlers,
+    public ConnectionBudget(DataSource dataSource, boolean listening, int pollers, int transactionalHandlers,
             boolean registry, boolean recurring) {
         this.dataSource = dataSource;
         this.listening = listening;
-        this.claims = claims;
+        this.pollers = pollers;
         this.transactionalHandlers = transactionalHandlers;
         this.registry = registry;
         this.recurring = recurring;
     }
 
     /**
-     * Connections this runtime may hold at once: listener, pollers' claims, writer, keeper,
-     * handlers' own writes, promoter, maintenance tasks, worker registry, transactional handlers.
+     * Connections this runtime may hold at once: listener, pollers, writer, keeper, handlers' own
+     * writes, promoter, maintenance tasks, worker registry, transactional handlers.
      */
     public int needed() {
-        return (listening ? 1 : 0) + claims + 4 + MAINTENANCE_TASKS + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
-    }
-
-    /**
-     * Connections the pool has beyond {@link #needed}: none when it is short, and as many as
-     * wanted when the DataSource does not say its size (a pool wrapped by a proxy, or no pool).
-     */
-    public int spare() {
-        Integer poolSize = poolSize();
-        return poolSize == null ? Integer.MAX_VALUE : Math.max(0, poolSize - needed());
-    }
-
-    /** The pool's maximum size when the DataSource says, else null. */
-    public Integer poolSize() {
-        return maximumPoolSize(dataSource);
+        return (listening ? 1 : 0) + pollers + 4 + MAINTENANCE_TASKS + (registry ? 1 : 0) + (recurring ? 1 : 0) + transactionalHandlers;
     }
 
     public void warnIfShort() {
         Integer poolSize = maximumPoolSize(dataSource);
         if (poolSize != null && poolSize < needed()) {
             log.warn("The connection pool allows {} connections, but Workrow may hold {} at once (listener {},"
-                    + " pollers' claims {}, result writer 1, lease keeper 1, handlers' own writes 1, scheduler 1, maintenance {},"
+                    + " pollers {}, result writer 1, lease keeper 1, handlers' own writes 1, scheduler 1, maintenance {},"
                     + " worker registry {},"
                     + " recurring jobs {}, transactional handlers {}),"
                     + " besides what the application itself uses. Raise the pool's maximum size (for Hikari,"
                     + " spring.datasource.hikari.maximum-pool-size) or lower the concurrency of transactional"
-                    + " queues.", poolSize, needed(), listening ? 1 : 0, claims, MAINTENANCE_TASKS, registry ? 1 : 0,
+                    + " queues.", poolSize, needed(), listening ? 1 : 0, pollers, MAINTENANCE_TASKS, registry ? 1 : 0,
                     recurring ? 1 : 0, transactionalHandlers);
         }
     }
