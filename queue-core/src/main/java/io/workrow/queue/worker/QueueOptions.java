@@ -115,7 +115,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     /**
-     * Concurrency 8, claims of at most 500, an adaptive prefetch, a 5-minute lease, the default
+     * Concurrency 8, claims of at most 2,000, an adaptive prefetch, a 5-minute lease, the default
      * backoff, no timeout, no breaker.
      */
     public static QueueOptions defaults() {
