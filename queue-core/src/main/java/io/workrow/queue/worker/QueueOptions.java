@@ -41,7 +41,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      * prefetch), so with slow handlers claims stay small whatever this says; it caps the large
      * claims that short handlers need to keep the database's round trips off their path. Part of
      * a claim's cost is per statement and grows with the ready rows claimed since the last vacuum
-     * (the claim's index scan steps over their entries), so a drain of a large backlog runs
+     * (most likely the claim's index scan stepping over their entries), so a drain of a large backlog runs
      * fastest, and spends least of the database per job, with large claims.
      */
     public static final int DEFAULT_BATCH_SIZE = 2000;

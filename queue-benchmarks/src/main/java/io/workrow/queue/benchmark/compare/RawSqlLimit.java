@@ -40,10 +40,15 @@ final class RawSqlLimit {
      * once, from the client whose completions pass {@code half}, and returns the jobs after that and their rate.
      */
     static SecondHalf drain(ClaimStore store, int clients, int batch, long half, Runnable atHalf) {
+        if (half < (long) clients * batch) {
+            // Smaller, and one round of claims could carry the count from below the half to the end.
+            throw new IllegalArgumentException("the raw drain needs a half of at least clients x batch ("
+                    + clients * batch + ") jobs, not " + half);
+        }
         AtomicLong completed = new AtomicLong();
         AtomicInteger clientNumber = new AtomicInteger();
         AtomicLong halfNanos = new AtomicLong();
-        AtomicLong completedAtHalf = new AtomicLong();
+        AtomicLong completedAtHalf = new AtomicLong(-1);
         Load.onThreads(clients, "A raw claim or completion", () -> {
             String worker = "raw-sql-" + clientNumber.incrementAndGet();
             List<ClaimedPosition> claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
@@ -59,7 +64,7 @@ final class RawSqlLimit {
                     Map<PositionEnd, EndResult> results = store.endMany(ends);
                     ends = ends.stream().filter(end -> results.get(end).verdict() == EndResult.Verdict.BUSY).toList();
                     long now = completed.addAndGet(results.values().stream().filter(EndResult::counted).count());
-                    if (now >= half && completedAtHalf.compareAndSet(0, now)) {
+                    if (now >= half && completedAtHalf.compareAndSet(-1, now)) {
                         halfNanos.set(System.nanoTime());
                         atHalf.run();
                     }
@@ -67,10 +72,11 @@ final class RawSqlLimit {
                 claimed = store.claim(WorkrowContender.QUEUE, worker, batch, LEASE, false);
             }
         });
-        if (completedAtHalf.get() == 0) {
-            throw new IllegalStateException("the raw drain completed " + completed.get() + " jobs, not " + half);
-        }
         long measured = completed.get() - completedAtHalf.get();
+        if (completedAtHalf.get() < 0 || measured <= 0) {
+            throw new IllegalStateException("the raw drain completed " + completed.get() + " of " + 2 * half
+                    + " jobs, none of them past the half");
+        }
         return new SecondHalf(measured, measured / ((System.nanoTime() - halfNanos.get()) / 1e9));
     }
 
