@@ -25,7 +25,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * What each pattern costs: drains the same number of no-op jobs through a plain queue and through
  * queues with a circuit breaker or ordered partitions, one after the other in one run, and prints
- * jobs/s for each beside the plain queue's. Each scenario gets a freshly migrated schema.
+ * jobs/s for each beside the plain queue's. Each scenario gets a freshly migrated schema. Claims
+ * take at most {@code --batch-size} jobs: the concurrency unless given, {@code default} for the
+ * engine's default (with the adaptive line, a claim may then fill up to that).
  *
  * <pre>
  * ./mvnw -B -Pbenchmark -pl queue-benchmarks -am verify -DskipTests \
@@ -48,6 +50,8 @@ public final class PatternsBenchmark {
         int jobs = Integer.parseInt(given.getOrDefault("jobs", "20000"));
         int concurrency = Integer.parseInt(given.getOrDefault("concurrency", "16"));
         int rounds = Integer.parseInt(given.getOrDefault("rounds", "2"));
+        String batchOption = given.getOrDefault("batch-size", Integer.toString(concurrency));
+        int batchSize = "default".equals(batchOption) ? QueueOptions.DEFAULT_BATCH_SIZE : Integer.parseInt(batchOption);
         SqlIdentifier schema = SqlIdentifier.of("--schema", given.getOrDefault("schema", "workrow_bench"));
         List<Scenario> scenarios = List.of(
                 new Scenario("plain, no partition keys", 0, options -> options),
@@ -67,13 +71,13 @@ public final class PatternsBenchmark {
 
         try (HikariDataSource dataSource = DrainBenchmark.dataSource(given)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-            System.out.printf("Workrow patterns benchmark: jobs=%d concurrency=%d rounds=%d cores=%d java=%s PostgreSQL %s%n",
-                    jobs, concurrency, rounds, Runtime.getRuntime().availableProcessors(),
+            System.out.printf("Workrow patterns benchmark: jobs=%d concurrency=%d batch-size=%d rounds=%d cores=%d java=%s"
+                    + " PostgreSQL %s%n", jobs, concurrency, batchSize, rounds, Runtime.getRuntime().availableProcessors(),
                     System.getProperty("java.version"), jdbc.queryForObject("SHOW server_version", String.class));
             Map<String, List<Double>> rates = new LinkedHashMap<>();
             for (int round = 1; round <= rounds; round++) {
                 for (Scenario scenario : scenarios) {
-                    double rate = drain(dataSource, jdbc, schema, scenario, jobs, concurrency);
+                    double rate = drain(dataSource, jdbc, schema, scenario, jobs, concurrency, batchSize);
                     rates.computeIfAbsent(scenario.name(), name -> new ArrayList<>()).add(rate);
                     System.out.printf("round %d  %-32s %,8.0f jobs/s%n", round, scenario.name(), rate);
                 }
@@ -87,7 +91,7 @@ public final class PatternsBenchmark {
     }
 
     private static double drain(HikariDataSource dataSource, JdbcTemplate jdbc, SqlIdentifier schema, Scenario scenario,
-            int jobs, int concurrency) throws InterruptedException {
+            int jobs, int concurrency, int batchSize) throws InterruptedException {
         jdbc.execute("DROP SCHEMA IF EXISTS " + schema.quoted() + " CASCADE");
         new WorkrowMigrations(dataSource, schema).migrate();
         JobStore store = JobStore.of(dataSource, schema);
@@ -112,7 +116,7 @@ public final class PatternsBenchmark {
                         drained.countDown();
                     }
                 }, scenario.options().apply(QueueOptions.defaults().withConcurrency(concurrency)
-                        .withBatchSize(concurrency)))
+                        .withBatchSize(batchSize)))
                 .build();
         long started = System.nanoTime();
         runtime.start();
