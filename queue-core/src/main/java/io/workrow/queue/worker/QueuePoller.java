@@ -36,6 +36,9 @@ final class QueuePoller implements Runnable {
      */
     private static final Duration GATHER_DELAY = Duration.ofMillis(1);
 
+    /** How many of the jobs handed back at stop the poller's log line names. */
+    private static final int IDS_LOGGED = 20;
+
     /** How often a poller looks again while its queue's failures wait to reach the circuit breaker. */
     private static final Duration VERDICT_WAIT = Duration.ofMillis(5);
 
@@ -293,8 +296,12 @@ final class QueuePoller implements Runnable {
             writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
         if (!handedBack.isEmpty()) {
+            // A line holds up to two claims (4,000 jobs by default): the first ids say which, the
+            // result writer's DEBUG lines name every one.
+            String ids = handedBack.size() <= IDS_LOGGED ? handedBack.toString()
+                    : handedBack.subList(0, IDS_LOGGED) + " and " + (handedBack.size() - IDS_LOGGED) + " more";
             log.info("queue={} handing back {} job(s) claimed ahead and not started, their attempts returned: {}",
-                    queue(), handedBack.size(), handedBack);
+                    queue(), handedBack.size(), ids);
         }
     }
 }

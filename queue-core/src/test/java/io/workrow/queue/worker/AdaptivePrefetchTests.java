@@ -3,6 +3,9 @@ package io.workrow.queue.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.payload.JacksonPayloadCodec;
@@ -19,6 +22,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
 
 /**
  * The prefetch a queue gets when it fixes none: it follows the handlers' throughput (short handlers
@@ -170,8 +174,16 @@ class AdaptivePrefetchTests {
         assertThat(stuck.await(60, TimeUnit.SECONDS)).isTrue();
         await().atMost(Duration.ofSeconds(10)).until(() -> runtime.inFlightCount() > QueueOptions.DEFAULT_CONCURRENCY);
         int heldAtStop = runtime.inFlightCount();
+        Logger pollerLog = (Logger) LoggerFactory.getLogger(QueuePoller.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        pollerLog.addAppender(logged);
 
-        runtime.stop();
+        try {
+            runtime.stop();
+        } finally {
+            pollerLog.detachAppender(logged);
+        }
 
         int started = handled.get();
         assertThat(started).as("at most the 8 stuck handlers started beyond the first 5,000")
@@ -188,6 +200,13 @@ class AdaptivePrefetchTests {
                 .isEqualTo(jobs - started);
         assertThat(heldAtStop).isGreaterThan(QueueOptions.DEFAULT_CONCURRENCY);
         assertThat(runtime.inFlightCount()).isZero();
+        // One line for the whole line handed back, naming its first ids, not thousands of them.
+        List<String> handBacks = logged.list.stream().map(ILoggingEvent::getFormattedMessage)
+                .filter(message -> message.contains("handing back")).toList();
+        assertThat(handBacks).hasSize(1);
+        int handedBack = Integer.parseInt(handBacks.get(0).replaceAll(".*handing back (\\d+) job.*", "$1"));
+        assertThat(handedBack).as("the line grown by short jobs").isGreaterThan(20);
+        assertThat(handBacks.get(0)).endsWith(" and " + (handedBack - 20) + " more").hasSizeLessThan(600);
     }
 
     private void enqueue(String queue, int jobs, long napMillis) {
