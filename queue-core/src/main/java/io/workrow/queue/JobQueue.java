@@ -1,6 +1,7 @@
 package io.workrow.queue;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Puts jobs on queues. Enqueue runs on the application's {@code DataSource} and joins the caller's
@@ -25,4 +26,15 @@ public interface JobQueue {
      * idempotency rule as {@link #enqueue(JobRequest)}.
      */
     List<Long> enqueueAll(List<JobRequest> requests);
+
+    /**
+     * The result the job's handler returned ({@link JobFunction}), read as {@code type}; empty
+     * while the job has not completed, when its handler returned nothing, or once its history is
+     * past retention. Runs on the application's {@code DataSource}, in the caller's transaction
+     * when there is one.
+     *
+     * @throws io.workrow.queue.payload.PayloadDecodingException when the stored result is not a
+     *     valid {@code type}
+     */
+    <T> Optional<T> result(long id, Class<T> type);
 }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.ToIntFunction;
 
 /**
@@ -73,6 +74,11 @@ public final class JdbcJobQueue implements JobQueue {
             jobs.add(toNewJob(request, headersJson));
         }
         return store.insertMany(jobs);
+    }
+
+    @Override
+    public <T> Optional<T> result(long id, Class<T> type) {
+        return store.resultJson(id).map(json -> type.cast(codec.decode(json, type)));
     }
 
     private String headersJson(int jobs) {

@@ -23,6 +23,9 @@ public final class WorkrowMigrations {
     /** The migration that moves jobs to the write-once layout (docs/storage-layout.md). */
     public static final String WRITE_ONCE_VERSION = "13";
 
+    /** The latest migration: what this version of Workrow runs on. */
+    public static final String LATEST_VERSION = "14";
+
     /** The last version of the one-row-per-job layout. */
     public static final String ROW_PER_JOB_VERSION = "12";
 

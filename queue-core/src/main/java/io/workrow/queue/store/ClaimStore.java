@@ -54,7 +54,12 @@ public interface ClaimStore {
      * on this store's data source, waiting for locks rather than skipping; false when the position
      * is no longer open (the lease was lost, or the job cancelled).
      */
-    boolean completeInTransaction(ClaimedPosition job);
+    default boolean completeInTransaction(ClaimedPosition job) {
+        return completeInTransaction(job, null);
+    }
+
+    /** {@link #completeInTransaction(ClaimedPosition)} storing the handler's result, as JSON ({@code null}: none). */
+    boolean completeInTransaction(ClaimedPosition job, String resultJson);
 
     /**
      * Renews each claim by its own lease and vouches for all of them until {@code vouch} from now.

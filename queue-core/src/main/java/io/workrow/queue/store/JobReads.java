@@ -38,12 +38,14 @@ final class JobReads {
     private final String listRunning;
     private final String listDead;
     private final String deadErrorGroups;
+    private final String createdAt;
+    private final String result;
     private final String deadErrorGroupsOfQueue;
     private final String find;
     private final String finishedPerMinute;
 
     JobReads(JdbcTemplate timed, String queueDepth, String listRunning, String listDead, String deadErrorGroups,
-            String deadErrorGroupsOfQueue, String find, String finishedPerMinute) {
+            String deadErrorGroupsOfQueue, String find, String finishedPerMinute, String createdAt, String result) {
         this.timed = timed;
         this.queueDepth = queueDepth;
         this.listRunning = listRunning;
@@ -52,6 +54,8 @@ final class JobReads {
         this.deadErrorGroupsOfQueue = deadErrorGroupsOfQueue;
         this.find = find;
         this.finishedPerMinute = finishedPerMinute;
+        this.createdAt = createdAt;
+        this.result = result;
     }
 
     /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
@@ -104,6 +108,19 @@ final class JobReads {
                 instant(rs, "lease_expires_at"), instant(rs, "created_at"), instant(rs, "started_at"),
                 instant(rs, "finished_at"), instant(rs, "updated_at")), id).stream().findFirst();
     }
+    /**
+     * A completed job's result as JSON text, or empty: two statements, so that the second is
+     * planned with the job's enqueue time as a constant and prunes the outcome days before it.
+     */
+    public Optional<String> resultJson(long id) {
+        List<java.sql.Timestamp> created = timed.query(createdAt, (rs, row) -> rs.getTimestamp("created_at"), id);
+        if (created.isEmpty()) {
+            return Optional.empty();
+        }
+        return timed.query(result, (rs, row) -> Optional.ofNullable(rs.getString("result")), id,
+                created.get(0).toInstant().toString()).stream().findFirst().flatMap(found -> found);
+    }
+
     /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */
     public List<FinishedPerMinute> finishedPerMinute(Instant since) {
         return timed.query(finishedPerMinute, (rs, row) -> new FinishedPerMinute(rs.getString("queue"),

@@ -535,9 +535,9 @@ final class JobSql {
             WITH input AS (
                 SELECT *
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
-                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::text[])
                      AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms,
-                              max_expiries, due_at, earlier_error, earlier_error_at)
+                              max_expiries, due_at, earlier_error, earlier_error_at, result)
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
@@ -574,14 +574,15 @@ final class JobSql {
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
-                                       started_at, finished_at, error, error_at, step)
+                                       started_at, finished_at, error, error_at, step, result)
                 SELECT id, attempt, next_expiries, token, queue,
                        CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
                             WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
                        worker, due_at, started_at, clock_timestamp(),
                        CASE WHEN status = 'completed' THEN earlier_error WHEN kind = 'released' THEN NULL ELSE message END,
                        CASE WHEN status = 'completed' THEN earlier_error_at END,
-                       CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END
+                       CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END,
+                       CASE WHEN status = 'completed' THEN result::jsonb END
                 FROM accepted
             ), again AS MATERIALIZED (
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
@@ -633,8 +634,8 @@ final class JobSql {
             WITH input AS (
                 SELECT *, 'completed'::text AS kind
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::timestamptz[], ?::text[],
-                            ?::timestamptz[])
-                     AS input(token, position, id, attempt, expiries, due_at, earlier_error, earlier_error_at)
+                            ?::timestamptz[], ?::text[])
+                     AS input(token, position, id, attempt, expiries, due_at, earlier_error, earlier_error_at, result)
             {locked_claims}
             ), accepted AS MATERIALIZED (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps
@@ -644,9 +645,9 @@ final class JobSql {
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
-                                       started_at, finished_at, error, error_at, step)
+                                       started_at, finished_at, error, error_at, step, result)
                 SELECT id, attempt, expiries, token, queue, 'completed', worker, due_at, started_at, clock_timestamp(),
-                       earlier_error, earlier_error_at, CASE WHEN has_steps THEN {saved_step} END
+                       earlier_error, earlier_error_at, CASE WHEN has_steps THEN {saved_step} END, result::jsonb
                 FROM accepted
             {drop_keys}
             ), steps AS (
@@ -1107,6 +1108,23 @@ final class JobSql {
                    greatest(created_at, started_at, finished_at, last_error_at) AS updated_at
             FROM {job}
             WHERE id = ?
+            """;
+
+    /** When job {@code ?} was enqueued: the lower bound of its outcomes' days, for {@link #JOB_RESULT}. */
+    static final String JOB_CREATED_AT = """
+            SELECT created_at FROM {job_data} WHERE id = ?
+            """;
+
+    /**
+     * The result of job {@code ?} from its completion's outcome row. The job's enqueue time
+     * ({@link #JOB_CREATED_AT}) is bound as it is, so that the planner prunes the days before it
+     * when it plans the statement, and each day left is read through its BRIN by id.
+     */
+    static final String JOB_RESULT = """
+            SELECT result::text AS result
+            FROM {outcome}
+            WHERE job_id = ? AND status = 'completed' AND finished_at >= ?::timestamptz
+            LIMIT 1
             """;
 
     /**

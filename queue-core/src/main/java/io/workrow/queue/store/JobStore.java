@@ -154,6 +154,12 @@ public interface JobStore {
     /** One job in full, whatever its status. */
     Optional<JobDetail> find(long id);
 
+    /**
+     * The stored result of job {@code id} as JSON text: empty when the job has not completed, its
+     * handler returned nothing, or its history is past retention.
+     */
+    Optional<String> resultJson(long id);
+
     /** Jobs finished per minute since {@code since}, by outcome. */
     List<FinishedPerMinute> finishedPerMinute(Instant since);
 

@@ -13,10 +13,11 @@ import java.time.Instant;
  * @param runAt the due time the job was claimed at, which its outcome row keeps
  * @param lastError the job's last error before this attempt, which a completion keeps
  * @param lastErrorAt when that error happened
+ * @param resultJson for {@link Kind#COMPLETED}, the handler's result as JSON ({@code null}: none)
  */
 public record PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
         String error, Duration retryDelay, int maxLeaseExpiries, Instant runAt, String lastError,
-        Instant lastErrorAt) {
+        Instant lastErrorAt, String resultJson) {
 
     /** The ways a handler's run ends. */
     public enum Kind {
@@ -42,7 +43,14 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     }
 
     public static PositionEnd completed(ClaimedPosition job) {
-        return of(job, Kind.COMPLETED, null, Duration.ZERO);
+        return completed(job, null);
+    }
+
+    /** Completed with the handler's result, as JSON ({@code null}: none). */
+    public static PositionEnd completed(ClaimedPosition job, String resultJson) {
+        return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
+                job.expiries(), Kind.COMPLETED, null, Duration.ZERO, 0, job.runAt(), job.lastError(),
+                job.lastErrorAt(), resultJson);
     }
 
     public static PositionEnd failed(ClaimedPosition job, String error, Duration retryDelay) {
@@ -65,11 +73,12 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     public static PositionEnd expired(ClaimedPosition job, Duration backoff, int maxLeaseExpiries) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries, job.runAt(), job.lastError(),
-                job.lastErrorAt());
+                job.lastErrorAt(), null);
     }
 
     private static PositionEnd of(ClaimedPosition job, Kind kind, String error, Duration retryDelay) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
-                job.expiries(), kind, error, retryDelay, 0, job.runAt(), job.lastError(), job.lastErrorAt());
+                job.expiries(), kind, error, retryDelay, 0, job.runAt(), job.lastError(), job.lastErrorAt(),
+                null);
     }
 }

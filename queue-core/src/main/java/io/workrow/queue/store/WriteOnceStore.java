@@ -152,7 +152,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS, schema),
                 JobSql.render(JobSql.JOB_DEAD_ERROR_GROUPS_OF_QUEUE, schema),
                 JobSql.render(JobSql.JOB_FIND, schema),
-                JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema));
+                JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema),
+                JobSql.render(JobSql.JOB_CREATED_AT, schema),
+                JobSql.render(JobSql.JOB_RESULT, schema));
         this.outcomeDaysExpired = JobSql.render(JobSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = JobSql.render(JobSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = JobSql.render(JobSql.OUTCOME_DAY_DROP, schema);
@@ -440,6 +442,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         column(list, "text", end -> text(end.runAt())),
                         column(list, "text", PositionEnd::lastError),
                         column(list, "text", end -> text(end.lastErrorAt())),
+                        column(list, "text", PositionEnd::resultJson),
                         column(List.copyOf(tokens), "int8", token -> token))
                 : arrays(endMany,
                         column(list, "int8", PositionEnd::token),
@@ -455,6 +458,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         column(list, "text", end -> text(end.runAt())),
                         column(list, "text", PositionEnd::lastError),
                         column(list, "text", end -> text(end.lastErrorAt())),
+                        column(list, "text", PositionEnd::resultJson),
                         column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
@@ -694,6 +698,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     @Override
+    public java.util.Optional<String> resultJson(long id) {
+        return reads.resultJson(id);
+    }
+
+    @Override
     public List<io.workrow.queue.FinishedPerMinute> finishedPerMinute(java.time.Instant since) {
         return reads.finishedPerMinute(since);
     }
@@ -746,10 +755,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      * is no longer open (the lease was lost, or the job cancelled).
      */
     @Override
-    public boolean completeInTransaction(ClaimedPosition job) {
+    public boolean completeInTransaction(ClaimedPosition job, String resultJson) {
         java.sql.Connection connection = org.springframework.jdbc.datasource.DataSourceUtils.getConnection(dataSource);
         try {
-            return completeInTransaction(connection, job);
+            return completeInTransaction(connection, job, resultJson);
         } catch (java.sql.SQLException e) {
             throw new org.springframework.jdbc.UncategorizedSQLException("complete in transaction", completeInTransaction,
                     e);
@@ -758,8 +767,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
     }
 
-    /** {@link #completeInTransaction(ClaimedPosition)} on the caller's own connection. */
-    public boolean completeInTransaction(java.sql.Connection connection, ClaimedPosition job)
+    /** {@link #completeInTransaction(ClaimedPosition, String)} on the caller's own connection. */
+    public boolean completeInTransaction(java.sql.Connection connection, ClaimedPosition job, String resultJson)
             throws java.sql.SQLException {
         try (PreparedStatement statement = connection.prepareStatement(completeInTransaction)) {
             statement.setArray(1, connection.createArrayOf("int8", new Object[] {job.token()}));
@@ -770,7 +779,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             statement.setArray(6, connection.createArrayOf("text", new Object[] {text(job.runAt())}));
             statement.setArray(7, connection.createArrayOf("text", new Object[] {job.lastError()}));
             statement.setArray(8, connection.createArrayOf("text", new Object[] {text(job.lastErrorAt())}));
-            statement.setArray(9, connection.createArrayOf("int8", new Object[] {job.token()}));
+            statement.setArray(9, connection.createArrayOf("text", new Object[] {resultJson}));
+            statement.setArray(10, connection.createArrayOf("int8", new Object[] {job.token()}));
             try (java.sql.ResultSet refused = statement.executeQuery()) {
                 return !refused.next();
             }

@@ -34,9 +34,10 @@ final class JobExecutor {
     private final ErrorDescriber errors;
     private final JobObserver observer;
     private final InFlightJobs inFlight;
+    private final JobResults results;
 
-    JobExecutor(ClaimStore store, PayloadCodec codec, ResultWriter writer, LeaseKeeper keeper, ErrorDescriber errors,
-            JobObserver observer, InFlightJobs inFlight) {
+    JobExecutor(ClaimStore store, PayloadCodec codec, int maxResultBytes, ResultWriter writer, LeaseKeeper keeper,
+            ErrorDescriber errors, JobObserver observer, InFlightJobs inFlight) {
         this.store = store;
         this.inFlight = inFlight;
         this.codec = codec;
@@ -44,6 +45,7 @@ final class JobExecutor {
         this.keeper = keeper;
         this.errors = UserCode.guarded(errors);
         this.observer = UserCode.guarded(observer);
+        this.results = new JobResults(codec, maxResultBytes, this.errors);
     }
 
     /**
@@ -142,15 +144,22 @@ final class JobExecutor {
         try {
             if (registration.isTransactional()) {
                 registration.transaction().execute(() -> {
-                    registration.handler().handle(payload, context);
-                    completeInTransaction(running);
+                    Object value = registration.function().apply(payload, context);
+                    // Encoded inside: a result that cannot be stored rolls the handler's work back.
+                    completeInTransaction(running, results.encode(value));
                 });
                 running.detach();
                 return JobResult.of(running, JobResult.Kind.COMPLETED_IN_TRANSACTION, running.runningFor());
             }
-            registration.handler().handle(payload, context);
+            Object value = registration.function().apply(payload, context);
             running.detach();
-            return JobResult.of(running, JobResult.Kind.COMPLETE, running.runningFor());
+            Duration handlerTime = running.runningFor();
+            try {
+                return JobResult.completed(running, results.encode(value), handlerTime);
+            } catch (JobResults.UnstorableResultException e) {
+                return JobResult.failed(running, JobResult.Kind.DISCARD, e.getMessage(), Duration.ZERO, handlerTime,
+                        e);
+            }
         } catch (Throwable e) {
             Duration handlerTime = running.runningFor();
             running.detach();
@@ -166,6 +175,10 @@ final class JobExecutor {
         if (stop == RunningJob.Stop.SHUTDOWN) {
             log.info("{} interrupted by shutdown: {}", running, UserCode.text(error));
             return JobResult.of(running, JobResult.Kind.RELEASE, handlerTime);
+        }
+        if (error instanceof JobResults.UnstorableResultException) {
+            return JobResult.failed(running, JobResult.Kind.DISCARD, error.getMessage(), Duration.ZERO, handlerTime,
+                    error);
         }
         if (error instanceof DiscardJobException) {
             return JobResult.failed(running, JobResult.Kind.DISCARD, errors.describe(error), Duration.ZERO,
@@ -188,8 +201,8 @@ final class JobExecutor {
     }
 
     /** The fenced completion inside a transactional handler's transaction; throwing rolls it all back. */
-    private void completeInTransaction(RunningJob running) {
-        if (!store.completeInTransaction(running.job())) {
+    private void completeInTransaction(RunningJob running, String resultJson) {
+        if (!store.completeInTransaction(running.job(), resultJson)) {
             running.requestStop(RunningJob.Stop.LEASE_LOST);
             throw new JobLeaseLostException(running + " lost its lease before its transaction committed;"
                     + " the handler's writes were rolled back");

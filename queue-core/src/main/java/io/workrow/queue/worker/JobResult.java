@@ -10,9 +10,10 @@ import java.time.Duration;
  * @param retryDelay the wait before the next attempt (failures), else zero
  * @param handlerTime how long the handler ran (zero when it never ran)
  * @param cause the handler's exception, for the log line, or {@code null}
+ * @param resultJson for {@link Kind#COMPLETE}, the handler's result as JSON, or {@code null}: none
  */
 record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, Duration handlerTime,
-        Throwable cause) {
+        Throwable cause, String resultJson) {
 
     enum Kind {
         /** The handler returned: complete the job. */
@@ -40,7 +41,12 @@ record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, D
     }
 
     static JobResult of(RunningJob job, Kind kind, Duration handlerTime) {
-        return new JobResult(job, kind, null, Duration.ZERO, handlerTime, null);
+        return new JobResult(job, kind, null, Duration.ZERO, handlerTime, null, null);
+    }
+
+    /** {@link Kind#COMPLETE} with the handler's result ({@code null}: none). */
+    static JobResult completed(RunningJob job, String resultJson, Duration handlerTime) {
+        return new JobResult(job, Kind.COMPLETE, null, Duration.ZERO, handlerTime, null, resultJson);
     }
 
     /** {@link Kind#LET_GO}: due again after the backoff the sweeper would give its expired lease. */
@@ -49,11 +55,11 @@ record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, D
         Duration backoff = options.maxLeaseExpiries() > 0
                 ? options.backoff().delayAfter(job.job().expiries() + 1)
                 : options.backoff().delayAfter(job.job().attempt());
-        return new JobResult(job, Kind.LET_GO, null, backoff, job.runningFor(), null);
+        return new JobResult(job, Kind.LET_GO, null, backoff, job.runningFor(), null, null);
     }
 
     static JobResult failed(RunningJob job, Kind kind, String error, Duration retryDelay, Duration handlerTime,
             Throwable cause) {
-        return new JobResult(job, kind, error, retryDelay, handlerTime, cause);
+        return new JobResult(job, kind, error, retryDelay, handlerTime, cause, null);
     }
 }

@@ -304,7 +304,7 @@ final class ResultWriter {
     private static PositionEnd end(JobResult result) {
         ClaimedPosition job = result.job().job();
         return switch (result.kind()) {
-            case COMPLETE -> PositionEnd.completed(job);
+            case COMPLETE -> PositionEnd.completed(job, result.resultJson());
             case FAIL -> PositionEnd.failed(job, result.error(), result.retryDelay());
             case DISCARD, UNREADABLE -> PositionEnd.discarded(job, result.error());
             case RELEASE -> PositionEnd.interrupted(job);

@@ -8,6 +8,7 @@ import io.workrow.queue.worker.notify.InsertListener;
 import io.workrow.queue.worker.periodic.RecurringScheduler;
 import io.workrow.queue.worker.periodic.ScheduledJobPromoter;
 import io.workrow.queue.worker.thread.HandlerThreads;
+import io.workrow.queue.JobFunction;
 import io.workrow.queue.JobHandler;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.RecurringJob;
@@ -163,8 +164,8 @@ public final class WorkerRuntime implements AutoCloseable {
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
-        this.executor = new JobExecutor(claims, builder.codec, writer, keeper, builder.errorDescriber,
-                builder.observer, inFlight);
+        this.executor = new JobExecutor(claims, builder.codec, builder.maxResultBytes, writer, keeper,
+                builder.errorDescriber, builder.observer, inFlight);
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
@@ -621,6 +622,9 @@ public final class WorkerRuntime implements AutoCloseable {
         public static final int DEFAULT_COMPLETION_BATCH_SIZE = 500;
         /** Default longest a success waits to be batched with others. */
         public static final Duration DEFAULT_COMPLETION_MAX_DELAY = Duration.ofMillis(2);
+        /** Default largest result stored for a job, in UTF-8 bytes of JSON: 64 KiB. */
+        public static final int DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
+
         /** Default interval of the worker heartbeat that ordered queues share buckets by. */
         public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
 
@@ -631,6 +635,7 @@ public final class WorkerRuntime implements AutoCloseable {
         private SqlIdentifier schema;
         private JobStore store;
         private PayloadCodec codec = JacksonPayloadCodec.withDefaultMapper();
+        private int maxResultBytes = DEFAULT_MAX_RESULT_BYTES;
         private String workerId;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
@@ -664,6 +669,15 @@ public final class WorkerRuntime implements AutoCloseable {
 
         public Builder codec(PayloadCodec codec) {
             this.codec = codec;
+            return this;
+        }
+
+        /**
+         * The largest result a handler may return, in UTF-8 bytes of JSON; a larger one sends its
+         * job to {@code dead} with the reason. Default {@value #DEFAULT_MAX_RESULT_BYTES}.
+         */
+        public Builder maxResultBytes(int maxResultBytes) {
+            this.maxResultBytes = Settings.requireAtLeast("max-result-size", 1, maxResultBytes);
             return this;
         }
 
@@ -736,6 +750,17 @@ public final class WorkerRuntime implements AutoCloseable {
         @SuppressWarnings("unchecked")
         public Builder handler(String queue, Type payloadType, JobHandler<?> handler, QueueOptions options) {
             return handler(new HandlerRegistration(queue, payloadType, (JobHandler<Object>) handler, options));
+        }
+
+        /**
+         * Registers a handler for {@code queue} whose return value is the job's result
+         * ({@link JobFunction}), reading payloads as {@code payloadType}.
+         */
+        @SuppressWarnings("unchecked")
+        public <T> Builder function(String queue, Class<T> payloadType, JobFunction<T, ?> function,
+                QueueOptions options) {
+            return handler(new HandlerRegistration(queue, payloadType, (JobFunction<Object, ?>) function, options,
+                    null, function.getClass().getName()));
         }
 
         /** Registers a handler; a queue has exactly one. */

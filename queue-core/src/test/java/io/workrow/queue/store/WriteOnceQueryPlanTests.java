@@ -128,19 +128,19 @@ class WriteOnceQueryPlanTests {
                 Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));
         CHECKS.put("JOB_END_MANY", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
-                        + " text[], timestamptz[], bigint[]",
+                        + " text[], timestamptz[], text[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
                         + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}',"
-                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{\"{}\",null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
         CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck(
-                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], bigint[]",
+                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], text[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{0,0,0}', '{null,null,null}',"
-                        + " '{null,null,null}', '{null,null,null}', '{1,2}'",
+                        + " '{null,null,null}', '{null,null,null}', '{\"{}\",null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new PlanCheck(
-                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], bigint[]",
-                "'{1}', '{1}', '{95}', '{1}', '{0}', '{null}', '{null}', '{null}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
+                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], text[], bigint[]",
+                "'{1}', '{1}', '{95}', '{1}', '{0}', '{null}', '{null}', '{null}', '{null}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_RENEW_LEASES", new PlanCheck("text, bigint, bigint[], text, bigint[], bigint[], text",
                 "'w', 60000, '{1,2,3}', 'w', '{1,2,3}', '{300000,300000,300000}', 'w'",
                 Set.of("workrow_claim_pkey")));
@@ -185,6 +185,10 @@ class WriteOnceQueryPlanTests {
                 Set.of("workrow_dead_queue_idx", "workrow_dead_finished_idx")));
         CHECKS.put("JOB_FIND", new PlanCheck("bigint", "1", Set.of(JOB_DATA_PKEY, "workrow_ready_id_idx",
                 "workrow_scheduled_id_idx", "workrow_dead_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_CREATED_AT", new PlanCheck("bigint", "1", Set.of(JOB_DATA_PKEY)));
+        // Bound by the job's enqueue time: the days before it are pruned, each day after read by its BRIN.
+        CHECKS.put("JOB_RESULT", new PlanCheck("bigint, timestamptz", "1, now() - interval '1 day'",
+                Set.of(OUTCOME_BRIN)));
         // A day back, the most it reads: the fill ends at midnight, so an hour back reads only empty days.
         CHECKS.put("JOB_FINISHED_PER_MINUTE", new PlanCheck("timestamptz", "now() - interval '1 day'",
                 Set.of(OUTCOME_BRIN)));

@@ -1090,7 +1090,7 @@ class WriteOnceStoreTests {
         ClaimedPosition job = store.claim("mail", "node-a", 1, LEASE, false).get(0);
         try (Connection handler = database.dataSource().getConnection()) {
             handler.setAutoCommit(false);
-            assertThat(store.completeInTransaction(handler, job)).isTrue();
+            assertThat(store.completeInTransaction(handler, job, null)).isTrue();
             assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome", Integer.class))
                     .as("not before the handler commits").isZero();
             handler.rollback();
@@ -1098,12 +1098,12 @@ class WriteOnceStoreTests {
         assertThat(statusOf(job.id())).as("rolled back with the handler's work").isEqualTo("running");
         try (Connection handler = database.dataSource().getConnection()) {
             handler.setAutoCommit(false);
-            assertThat(store.completeInTransaction(handler, job)).isTrue();
+            assertThat(store.completeInTransaction(handler, job, null)).isTrue();
             handler.commit();
         }
         assertThat(statusOf(job.id())).isEqualTo("completed");
         try (Connection late = database.dataSource().getConnection()) {
-            assertThat(store.completeInTransaction(late, job)).as("once").isFalse();
+            assertThat(store.completeInTransaction(late, job, null)).as("once").isFalse();
         }
     }
 
@@ -1121,7 +1121,7 @@ class WriteOnceStoreTests {
                 .isEqualTo(2);
         try (Connection handler = database.dataSource().getConnection()) {
             handler.setAutoCommit(false);
-            assertThat(perJob.completeInTransaction(handler, claimed.get(0))).isTrue();
+            assertThat(perJob.completeInTransaction(handler, claimed.get(0), null)).isTrue();
             assertThat(store.endMany(List.of(PositionEnd.completed(claimed.get(1)))).values())
                     .as("a batch-mate's end while the handler's transaction is open")
                     .extracting(EndResult::verdict).containsExactly(EndResult.Verdict.ACCEPTED);

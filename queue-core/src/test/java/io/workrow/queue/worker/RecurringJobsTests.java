@@ -128,6 +128,11 @@ class RecurringJobsTests {
             public List<Long> enqueueAll(List<JobRequest> requests) {
                 return real.enqueueAll(requests);
             }
+
+            @Override
+            public <T> java.util.Optional<T> result(long id, Class<T> type) {
+                return real.result(id, type);
+            }
         };
         WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
                 .handler("reports", Report.class, (report, context) -> { }, QueueOptions.defaults())

@@ -3,6 +3,7 @@ package io.workrow.queue.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.workrow.queue.JobFunction;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
@@ -51,7 +52,7 @@ class TransactionalHandlerTests {
         });
         return WorkerRuntime.builder(database.dataSource())
                 .pollInterval(Duration.ofMillis(100))
-                .handler(new HandlerRegistration("payments", Payment.class, handler, QueueOptions.defaults(),
+                .handler(new HandlerRegistration("payments", Payment.class, JobFunction.of(handler), QueueOptions.defaults(),
                         inTransaction, "ledger.record(Payment)"))
                 .build();
     }

@@ -44,6 +44,9 @@ public class WorkrowProperties {
     /** Largest payload accepted by enqueue, as JSON. */
     private DataSize maxPayloadSize = DataSize.ofMegabytes(1);
 
+    /** Largest result a handler may return, as JSON (JobFunction, or a @QueueHandler method that returns a value); a larger one sends its job to dead with the reason, since the same run would return it again. */
+    private DataSize maxResultSize = DataSize.ofKilobytes(64);
+
     /** Longest any statement of Workrow's own threads (claims, results, lease renewals, maintenance) may run, lock waits included; whole seconds. */
     private Duration statementTimeout = Duration.ofSeconds(10);
 
@@ -148,6 +151,14 @@ public class WorkrowProperties {
 
     public void setMaxPayloadSize(DataSize maxPayloadSize) {
         this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public DataSize getMaxResultSize() {
+        return maxResultSize;
+    }
+
+    public void setMaxResultSize(DataSize maxResultSize) {
+        this.maxResultSize = maxResultSize;
     }
 
     public Migrations getMigrations() {

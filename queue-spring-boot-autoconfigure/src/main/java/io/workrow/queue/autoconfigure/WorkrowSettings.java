@@ -58,11 +58,8 @@ public final class WorkrowSettings {
         positive("workrow.heartbeat-interval", properties.getHeartbeatInterval());
         positive("workrow.lease", properties.getLease());
         notNegative("workrow.shutdown-timeout", properties.getShutdownTimeout());
-        if (properties.getMaxPayloadSize() == null || properties.getMaxPayloadSize().toBytes() < 1
-                || properties.getMaxPayloadSize().toBytes() > Integer.MAX_VALUE) {
-            throw new InvalidConfigurationPropertyValueException("workrow.max-payload-size",
-                    properties.getMaxPayloadSize(), "must be between 1B and 2GB");
-        }
+        byteSize("workrow.max-payload-size", properties.getMaxPayloadSize());
+        byteSize("workrow.max-result-size", properties.getMaxResultSize());
         positive("workrow.sweeper.interval", properties.getSweeper().getInterval());
         positive("workrow.statement-timeout", properties.getStatementTimeout());
         if (properties.getStatementTimeout().toMillis() < 1000) {
@@ -189,6 +186,10 @@ public final class WorkrowSettings {
         return (int) properties.getMaxPayloadSize().toBytes();
     }
 
+    public int maxResultBytes() {
+        return (int) properties.getMaxResultSize().toBytes();
+    }
+
     /** Retention by finished status. */
     public Map<JobStatus, Duration> retention() {
         Map<JobStatus, Duration> retention = new EnumMap<>(JobStatus.class);
@@ -222,6 +223,12 @@ public final class WorkrowSettings {
         if (path == null || !DASHBOARD_PATH.matcher(path).matches()) {
             throw new InvalidConfigurationPropertyValueException("workrow.dashboard.path", path,
                     "must be a slash followed by letters, digits, '-', '_', '.' and inner slashes, such as /workrow or /ops/queues");
+        }
+    }
+
+    private static void byteSize(String name, org.springframework.util.unit.DataSize value) {
+        if (value == null || value.toBytes() < 1 || value.toBytes() > Integer.MAX_VALUE) {
+            throw new InvalidConfigurationPropertyValueException(name, value, "must be between 1B and 2GB");
         }
     }
 

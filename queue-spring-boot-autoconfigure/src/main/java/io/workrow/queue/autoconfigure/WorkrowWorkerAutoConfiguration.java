@@ -59,6 +59,7 @@ public final class WorkrowWorkerAutoConfiguration {
                     .pollInterval(properties.getPollInterval())
                     .heartbeatInterval(properties.getHeartbeatInterval())
                     .shutdownTimeout(properties.getShutdownTimeout())
+                    .maxResultBytes(settings.maxResultBytes())
                     .listenNotify(properties.isListenNotify())
                     .metrics(metrics.getIfAvailable(() -> QueueMetrics.NOOP))
                     .observer(observer.getIfAvailable(() -> JobObserver.NOOP));

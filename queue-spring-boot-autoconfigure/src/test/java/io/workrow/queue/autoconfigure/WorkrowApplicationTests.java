@@ -153,6 +153,23 @@ class WorkrowApplicationTests {
         }
     }
 
+    record Total(long orderId, int cents) {
+    }
+
+    /** Handlers whose return value is the job's result, plain and inside a transactional proxy. */
+    static class ResultHandlers {
+
+        @QueueHandler("totals")
+        Total total(Receipt receipt) {
+            return new Total(receipt.orderId(), (int) receipt.orderId() * 100);
+        }
+
+        @QueueHandler(value = "ledger-totals", transactional = true)
+        Total recorded(Entry entry, JobContext job) {
+            return new Total(job.id(), entry.reference().length());
+        }
+    }
+
     @BeforeAll
     static void createLedger() {
         database.jdbc().execute("CREATE TABLE ledger (reference text PRIMARY KEY)");
@@ -187,6 +204,20 @@ class WorkrowApplicationTests {
                     List.of(new Item("book", 2), new Item("pen", 1)));
             // The plain handler runs with no transaction; the proxied one inside its bean's own.
             assertThat(recorder.inTransaction).containsExactlyInAnyOrder(false, true);
+        });
+    }
+
+    @Test
+    void aQueueHandlerMethodsReturnValueIsItsJobsResultAlsoInItsOwnTransaction() {
+        runner.withBean(ResultHandlers.class).withPropertyValues("workrow.max-result-size=1KB").run(context -> {
+            JobQueue jobQueue = context.getBean(JobQueue.class);
+            long total = jobQueue.enqueue("totals", new Receipt(7, "ada@example.com"));
+            long recorded = jobQueue.enqueue("ledger-totals", new Entry("abc", false));
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> "completed".equals(status(total)) && "completed".equals(status(recorded)));
+
+            assertThat(jobQueue.result(total, Total.class)).contains(new Total(7, 700));
+            assertThat(jobQueue.result(recorded, Total.class)).contains(new Total(recorded, 3));
         });
     }
 

@@ -172,6 +172,17 @@ class WorkrowAutoConfigurationTests {
     }
 
     @Test
+    void withMigrationsOffASchemaOnTheWriteOnceLayoutWithoutResultsFailsNamingTheVersion() {
+        new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                io.workrow.queue.store.SqlIdentifier.of("schema", "no_results"))
+                .upTo(io.workrow.queue.migration.WorkrowMigrations.WRITE_ONCE_VERSION).migrate();
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=no_results",
+                "workrow.enabled=false").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("schema no_results is not migrated to version 14")
+                        .hasStackTraceContaining("workrow_outcome has no result column"));
+    }
+
+    @Test
     void withMigrationsOffTheApplicationsOwnMigrationBeanAppliesThemInWhateverOrderTheBeansAreMade() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
                 "workrow.enabled=false")
@@ -213,6 +224,7 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.send-receipt.timeout=0s           | workrow.queues.send-receipt.timeout         | PT0S",
             "workrow.queues.send-receipt.lease=500ms          | workrow.queues.send-receipt.lease           | PT0.5S",
             "workrow.statement-timeout=500ms                  | workrow.statement-timeout                   | PT0.5S",
+            "workrow.max-result-size=0B                       | workrow.max-result-size                     | 0B",
             "workrow.queues.send-receipt.max-lease-expiries=0 | workrow.queues.send-receipt.max-lease-expiries | 0",
             "workrow.defaults.max-lease-expiries=-1           | workrow.defaults.max-lease-expiries         | -1",
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
@@ -341,6 +353,7 @@ class WorkrowAutoConfigurationTests {
         assertThat(settings.queueOptions("any")).isEqualTo(QueueOptions.defaults());
         assertThat(settings.maxAttempts("any")).isEqualTo(JdbcJobQueue.DEFAULT_MAX_ATTEMPTS);
         assertThat(settings.maxPayloadBytes()).isEqualTo(JdbcJobQueue.DEFAULT_MAX_PAYLOAD_BYTES);
+        assertThat(settings.maxResultBytes()).isEqualTo(WorkerRuntime.Builder.DEFAULT_MAX_RESULT_BYTES);
         assertThat(properties.getPollInterval()).isEqualTo(WorkerRuntime.Builder.DEFAULT_POLL_INTERVAL);
         assertThat(properties.getShutdownTimeout()).isEqualTo(WorkerRuntime.Builder.DEFAULT_SHUTDOWN_TIMEOUT);
         assertThat(settings.queueOptions("any").backoff()).isEqualTo(RetryBackoff.DEFAULT);

@@ -1,7 +1,7 @@
 package io.workrow.queue.spring.handler;
 
 import io.workrow.queue.JobContext;
-import io.workrow.queue.JobHandler;
+import io.workrow.queue.JobFunction;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Type;
@@ -13,9 +13,10 @@ import org.springframework.util.ReflectionUtils;
 /**
  * A {@code @QueueHandler} method bound to its bean: which parameter is the payload (and its
  * generic type), where the {@link JobContext} goes, and how to call it through the bean's proxy so
- * that the bean's own advice ({@code @Transactional}, security) applies.
+ * that the bean's own advice ({@code @Transactional}, security) applies. What the method returns is
+ * the job's result ({@code void} methods return none).
  */
-public final class HandlerMethod implements JobHandler<Object> {
+public final class HandlerMethod implements JobFunction<Object, Object> {
 
     private final String queue;
     private final Object bean;
@@ -83,14 +84,14 @@ public final class HandlerMethod implements JobHandler<Object> {
     }
 
     @Override
-    public void handle(Object payload, JobContext context) throws Exception {
+    public Object apply(Object payload, JobContext context) throws Exception {
         Object[] arguments = new Object[contextIndex >= 0 ? 2 : 1];
         arguments[payloadIndex] = payload;
         if (contextIndex >= 0) {
             arguments[contextIndex] = context;
         }
         try {
-            invocable.invoke(bean, arguments);
+            return invocable.invoke(bean, arguments);
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause instanceof Exception exception) {

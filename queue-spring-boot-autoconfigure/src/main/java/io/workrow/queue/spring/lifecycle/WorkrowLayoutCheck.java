@@ -2,6 +2,7 @@ package io.workrow.queue.spring.lifecycle;
 
 import io.workrow.queue.migration.WorkrowMigrations;
 import io.workrow.queue.store.SqlIdentifier;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,8 +11,9 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Fails start-up when Workrow's schema answers but has not been migrated to the layout this
- * version runs (schema version {@value WorkrowMigrations#WRITE_ONCE_VERSION}): with
+ * Fails start-up when Workrow's schema answers but has not been migrated to the version this
+ * release runs ({@value WorkrowMigrations#LATEST_VERSION}), judged by the objects the later
+ * migrations create: with
  * {@code workrow.migrations.enabled=false} the application applies Workrow's migrations itself, and
  * a schema left at an older version would otherwise fail at its first enqueue or claim. Runs once
  * every singleton is created, so an application's own migration run, which Spring Boot runs as
@@ -32,19 +34,29 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
 
     @Override
     public void afterSingletonsInstantiated() {
-        Boolean migrated;
+        Map<String, Object> found;
         try {
-            migrated = new JdbcTemplate(dataSource).queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class,
-                    schema.quoted() + ".workrow_claim");
+            found = new JdbcTemplate(dataSource).queryForMap("""
+                    SELECT to_regclass(?) IS NOT NULL AS layout,
+                           EXISTS (SELECT 1 FROM pg_attribute
+                                   WHERE attrelid = to_regclass(?) AND attname = 'result' AND NOT attisdropped) AS results
+                    """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
         }
-        if (!Boolean.TRUE.equals(migrated)) {
-            throw new IllegalStateException("Workrow's schema " + schema.name() + " is not migrated to version "
-                    + WorkrowMigrations.WRITE_ONCE_VERSION + " (it has no workrow_claim table): apply Workrow's"
-                    + " migrations from " + WorkrowMigrations.LOCATION + " to the latest version, or set"
-                    + " workrow.migrations.enabled=true so that Workrow applies them at start-up");
+        if (!Boolean.TRUE.equals(found.get("layout"))) {
+            throw notMigrated(WorkrowMigrations.WRITE_ONCE_VERSION, "it has no workrow_claim table");
         }
+        if (!Boolean.TRUE.equals(found.get("results"))) {
+            throw notMigrated("14", "workrow_outcome has no result column");
+        }
+    }
+
+    private IllegalStateException notMigrated(String version, String evidence) {
+        return new IllegalStateException("Workrow's schema " + schema.name() + " is not migrated to version " + version
+                + " (" + evidence + "): apply Workrow's migrations from " + WorkrowMigrations.LOCATION
+                + " to the latest version (" + WorkrowMigrations.LATEST_VERSION + "), or set"
+                + " workrow.migrations.enabled=true so that Workrow applies them at start-up");
     }
 }
