@@ -24,12 +24,12 @@ final class JobSql {
     private static final String KEYED = "(ready.partition_key IS NOT NULL OR ready.fairness_key <> '')";
 
     /**
-     * A waiting job, aliased {@code job}, without a partition or fairness key, as the claim parts of
-     * {@link StatementParts} name it ({@code {unkeyed}}); with {@link #JOB_ALIAS_KEYED}, every waiting job.
+     * A claimable job, aliased {@code job}, without a partition or fairness key, as the claim parts of
+     * {@link StatementParts} name it ({@code {unkeyed}}); with {@link #JOB_ALIAS_KEYED}, every claimable job.
      */
     private static final String JOB_ALIAS_UNKEYED = "job.partition_key IS NULL AND job.fairness_key = ''";
 
-    /** A waiting job, aliased {@code job}, with a partition or fairness key ({@code {keyed}}). */
+    /** A claimable job, aliased {@code job}, with a partition or fairness key ({@code {keyed}}). */
     private static final String JOB_ALIAS_KEYED = "(job.partition_key IS NOT NULL OR job.fairness_key <> '')";
 
     /** A stopping runtime vouches for no lease any more: what it still holds expires as usual. */
@@ -228,7 +228,7 @@ final class JobSql {
      * Enqueues many jobs from parallel arrays: each gets its id first, keyed ones claim their
      * (queue, key) in workrow_job_key in (queue, key) order (concurrent producers sharing keys wait
      * in line, not in a circle), and only jobs without a key or whose key was free write their data
-     * and their waiting row, ready when due, scheduled when later. Returns the new jobs with their
+     * and their state's row, ready when due, scheduled when later. Returns the new jobs with their
      * input position ({@code ord}); a job whose key was taken returns nothing and is looked up with
      * {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from this statement.
      */
@@ -269,7 +269,7 @@ final class JobSql {
                                                 payload, headers, at, delay_ms, max_attempts, fairness, ord)
             )""";
 
-    /** The enqueue's writes of the jobs in {@code source}: their data, and their waiting row. */
+    /** The enqueue's writes of the jobs in {@code source}: their data, and their ready or scheduled row. */
     private static String homesOf(String source) {
         return """
                 data AS (
@@ -786,7 +786,7 @@ final class JobSql {
             """;
 
     /**
-     * Cancels a waiting or running job of {@code queue}: a ready or scheduled row is deleted; a
+     * Cancels a queued or running job of {@code queue}: a ready or scheduled row is deleted; a
      * running job's position gets its {@code dropped} bit and its handler a {@code cancel:<id>}
      * notification. The claim row stays even when that was its last open position, so that its
      * holder's next renewal reports the position dropped (a cancel, not a lost lease); the holder
@@ -891,8 +891,8 @@ final class JobSql {
             """;
 
     /**
-     * Moves waiting jobs whose attempts reached their max_attempts (an operator lowered it on the
-     * waiting row) to dead, from ready and scheduled alike. Served by the exhausted indexes, which
+     * Moves ready and scheduled jobs whose attempts reached their max_attempts (an operator lowered
+     * it on the row) to dead, from ready and scheduled alike. Served by the exhausted indexes, which
      * hold only such rows and so are empty nearly always.
      */
     static final String JOB_RETIRE_EXHAUSTED = """
@@ -1255,7 +1255,7 @@ final class JobSql {
         String prefix = schema.quoted() + ".workrow_";
         return renderShared(sql.replace("{claim_group}", "()").replace("{position}", "row_number() OVER (ORDER BY taken.id)")
                 .replace("{claim_match}", "true")
-                .replace("{waiting}", "{ready}").replace("{pending}", "true")
+                .replace("{claimable}", "{ready}").replace("{pending}", "true")
                 .replace("{dead_jobs}", "{dead}").replace("{is_dead}", "true")
                 .replace("{lock_match}", "job.ctid = candidate.row")
                 .replace("{key_free_walk}", keyFree("walk")).replace("{key_free_heads}", keyFree("heads"))

@@ -3,9 +3,9 @@ package io.workrow.queue.store;
 /**
  * The parts the claim and sweep statements of {@link JobSql} are built from: the queue-open check,
  * the groups of a fair queue, the lock of the jobs a fair claim chose, each fairness policy's
- * choice and grant, and the sweep's recovery rules. Where jobs wait is a placeholder the render
- * fills: {@code {waiting}} (the ready table, aliased {@code job}), {@code {pending}} (what a
- * waiting row of it satisfies) and {@code {lock_match}} (how the lock finds a candidate's row
+ * choice and grant, and the sweep's recovery rules. Where claimable jobs are is a placeholder the
+ * render fills: {@code {claimable}} (the ready table, aliased {@code job}), {@code {pending}} (what a
+ * row of it satisfies) and {@code {lock_match}} (how the lock finds a candidate's row
  * again). Each part's rows carry the row's {@code ctid} ({@code row}) and {@code id}; the claim
  * takes its jobs by ctid.
  */
@@ -38,7 +38,7 @@ final class StatementParts {
     static final String FAIR_GROUPS = """
             WITH RECURSIVE keyed AS (
                 (SELECT job.fairness_key
-                 FROM {waiting} AS job
+                 FROM {claimable} AS job
                  WHERE job.queue = :queue AND {pending}
                    AND {keyed}
                  ORDER BY job.fairness_key
@@ -48,7 +48,7 @@ final class StatementParts {
                 FROM keyed
                 CROSS JOIN LATERAL (
                     SELECT job.fairness_key
-                    FROM {waiting} AS job
+                    FROM {claimable} AS job
                     WHERE job.queue = :queue AND {pending}
                       AND {keyed}
                       AND job.fairness_key > keyed.fairness_key
@@ -56,7 +56,7 @@ final class StatementParts {
                     LIMIT 1) AS next
             ), keys AS (
                 SELECT '' AS fairness_key
-                WHERE EXISTS (SELECT 1 FROM {waiting} AS job
+                WHERE EXISTS (SELECT 1 FROM {claimable} AS job
                               WHERE job.queue = :queue AND {pending}
                                 AND {unkeyed})
                 UNION
@@ -89,7 +89,7 @@ final class StatementParts {
                 CROSS JOIN LATERAL (
                     SELECT group_job.*, row_number() OVER (ORDER BY group_job.priority, group_job.run_at, group_job.id) AS place
                     FROM ((SELECT job.ctid AS row, job.id, job.priority, job.run_at
-                           FROM {waiting} AS job
+                           FROM {claimable} AS job
                            WHERE chosen.fairness_key = ''
                              AND job.queue = :queue AND {pending}
                              AND {unkeyed} AND job.run_at <= now()
@@ -97,7 +97,7 @@ final class StatementParts {
                            LIMIT chosen.take)
                           UNION ALL
                           (SELECT job.ctid AS row, job.id, job.priority, job.run_at
-                           FROM {waiting} AS job
+                           FROM {claimable} AS job
                            WHERE job.queue = :queue AND {pending}
                              AND {keyed}
                              AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
@@ -109,7 +109,7 @@ final class StatementParts {
             ), locked AS MATERIALIZED (
                 SELECT job.ctid AS row, job.id, candidate.fairness_key, candidate.turn
                 FROM (SELECT * FROM candidates ORDER BY turn, priority, run_at, id LIMIT :pool) AS candidate
-                JOIN {waiting} AS job ON {lock_match}
+                JOIN {claimable} AS job ON {lock_match}
                 WHERE {pending} AND job.run_at <= now()""" + QUEUE_OPEN + """
                 ORDER BY candidate.turn, candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
