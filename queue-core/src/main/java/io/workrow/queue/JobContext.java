@@ -62,4 +62,15 @@ public interface JobContext {
 
     /** Whether an operator cancelled the job while it ran (then {@link #isLeaseLost()} is true too). */
     boolean isCancelled();
+
+    /**
+     * The results of the jobs this one waited for ({@code JobRequest.after}, {@code afterSettled}),
+     * read as {@code type}, by job id in the order they were named: only those that completed with
+     * a result still retained (a job waited for through {@code afterSettled} may have ended without
+     * one). Empty for a job that waited for none. Read when called, not at the claim.
+     *
+     * @throws io.workrow.queue.payload.PayloadDecodingException when a stored result is not a
+     *     valid {@code type}
+     */
+    <T> java.util.Map<Long, T> dependencyResults(Class<T> type);
 }

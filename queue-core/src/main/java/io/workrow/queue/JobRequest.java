@@ -2,6 +2,8 @@ package io.workrow.queue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -25,9 +27,12 @@ public final class JobRequest {
     private final int priority;
     private final Integer maxAttempts;
     private final String fairnessKey;
+    private final List<Long> after;
+    private final List<Long> afterSettled;
 
     private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
-            Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey) {
+            Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey, List<Long> after,
+            List<Long> afterSettled) {
         this.queue = queue;
         this.payload = payload;
         this.partitionKey = partitionKey;
@@ -37,31 +42,33 @@ public final class JobRequest {
         this.priority = priority;
         this.maxAttempts = maxAttempts;
         this.fairnessKey = fairnessKey;
+        this.after = after;
+        this.afterSettled = afterSettled;
     }
 
     /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
     public static JobRequest of(String queue, Object payload) {
         Objects.requireNonNull(queue, "queue");
         Objects.requireNonNull(payload, "payload");
-        return new JobRequest(queue, payload, null, null, null, null, 0, null, null);
+        return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of());
     }
 
     /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
     public JobRequest partitionKey(String partitionKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
     }
 
     /** At most one job per key and queue exists; enqueueing the key again returns the first job's id. */
     public JobRequest idempotencyKey(String idempotencyKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
     }
 
     /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
     public JobRequest runAt(Instant runAt) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey,
-                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey);
+                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey, after, afterSettled);
     }
 
     /**
@@ -73,7 +80,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
     }
 
     /** Lower runs first; default 0. Between -32768 and 32767. */
@@ -83,7 +90,7 @@ public final class JobRequest {
                     + Short.MAX_VALUE + ", was " + priority);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
     }
 
     /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
@@ -92,7 +99,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
     }
 
     /**
@@ -104,7 +111,41 @@ public final class JobRequest {
             throw new IllegalArgumentException("fairnessKey must not be blank");
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey);
+                fairnessKey, after, afterSettled);
+    }
+
+    /**
+     * Runs only after every job in {@code ids} has completed; if one of them ends dead or
+     * cancelled instead, this job is cancelled, with a last error naming it (and so on down the
+     * jobs that wait for this one). Until then the job is {@code waiting}: not claimable, costing
+     * claims nothing, released by the end of its last dependency in that end's own transaction. A
+     * job already completed counts as met; an id that does not exist fails the enqueue. Adds to the
+     * jobs named before. The dependencies are registered when the enqueue's transaction commits.
+     */
+    public JobRequest after(long... ids) {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey, joined(after, ids), afterSettled);
+    }
+
+    /**
+     * Runs only after every job in {@code ids} has ended, however it ended (completed, dead or
+     * cancelled). Otherwise as {@link #after(long...)}; a job named in both waits as for
+     * {@code after}.
+     */
+    public JobRequest afterSettled(long... ids) {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey, after, joined(afterSettled, ids));
+    }
+
+    private static List<Long> joined(List<Long> listed, long... ids) {
+        if (ids == null || ids.length == 0) {
+            throw new IllegalArgumentException("name at least one job to wait for");
+        }
+        Long[] all = Arrays.copyOf(listed.toArray(new Long[0]), listed.size() + ids.length);
+        for (int i = 0; i < ids.length; i++) {
+            all[listed.size() + i] = ids[i];
+        }
+        return List.of(all);
     }
 
     public String queue() {
@@ -149,10 +190,22 @@ public final class JobRequest {
         return fairnessKey;
     }
 
+    /** The jobs this one waits to complete ({@link #after(long...)}), in the order named; empty for none. */
+    public List<Long> after() {
+        return after;
+    }
+
+    /** The jobs this one waits to end ({@link #afterSettled(long...)}), in the order named; empty for none. */
+    public List<Long> afterSettled() {
+        return afterSettled;
+    }
+
     @Override
     public String toString() {
         // Never the payload: it may hold personal data.
         return "JobRequest[queue=" + queue + ", partitionKey=" + partitionKey + ", idempotencyKey="
-                + idempotencyKey + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey) + "]";
+                + idempotencyKey + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey)
+                + (after.isEmpty() ? "" : ", after=" + after)
+                + (afterSettled.isEmpty() ? "" : ", afterSettled=" + afterSettled) + "]";
     }
 }

@@ -12,6 +12,8 @@ import java.util.Locale;
  *                      |--lease expired (sweeper)--> scheduled (after the backoff), or dead when spent
  *                      |--shutdown--> pending
  * scheduled/pending/running --cancel--> cancelled        dead --retry (operator)--> pending
+ * waiting --last dependency ended--> pending (or scheduled, when it asked for a later time)
+ * waiting --a dependency ended dead or cancelled (after), or cancel--> cancelled
  * </pre>
  */
 public enum JobStatus {
@@ -23,6 +25,11 @@ public enum JobStatus {
     SCHEDULED,
     /** Due, waiting to be claimed. */
     PENDING,
+    /**
+     * Waiting for other jobs to end ({@code JobRequest.after}, {@code afterSettled}): not
+     * claimable, and in no claim index; made pending by the end of its last dependency.
+     */
+    WAITING,
     /** Claimed by a worker that holds its lease. */
     RUNNING,
     /** Finished successfully. Terminal. */

@@ -14,7 +14,14 @@ import java.time.Duration;
  * @param dead dead jobs still retained
  * @param oldestDueAge how long the oldest due pending job has waited; zero when none is due
  * @param paused whether the queue is paused on every node
+ * @param waiting jobs waiting for other jobs to end ({@code JobRequest.after}), not claimable yet
  */
 public record QueueStats(String queue, long pending, long due, long scheduled, long running, long dead,
-        Duration oldestDueAge, boolean paused) {
+        Duration oldestDueAge, boolean paused, long waiting) {
+
+    /** A queue with no job waiting for others. */
+    public QueueStats(String queue, long pending, long due, long scheduled, long running, long dead,
+            Duration oldestDueAge, boolean paused) {
+        this(queue, pending, due, scheduled, running, dead, oldestDueAge, paused, 0);
+    }
 }

@@ -103,6 +103,6 @@ public final class JdbcJobQueue implements JobQueue {
         long delayMillis = request.delay() == null ? 0 : request.delay().toMillis();
         return new NewJob(queue, request.partitionKey(), PartitionBuckets.of(request.partitionKey()),
                 request.priority(), request.idempotencyKey(), payload, headersJson, request.runAt(),
-                delayMillis, maxAttempts, request.fairnessKey());
+                delayMillis, maxAttempts, request.fairnessKey(), request.after(), request.afterSettled());
     }
 }

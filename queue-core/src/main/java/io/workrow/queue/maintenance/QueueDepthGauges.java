@@ -62,6 +62,7 @@ public final class QueueDepthGauges implements MaintenanceTask {
             QueueDepth queue = depths.getOrDefault(name, QueueDepth.empty(name));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "pending"), queue.pending()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "scheduled"), queue.scheduled()));
+            depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "waiting"), queue.waiting()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "running"), queue.running()));
             depthRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue(), "status", "dead"), queue.dead()));
             lagRows.add(MultiGauge.Row.of(Tags.of("queue", queue.queue()), queue.lag().toMillis() / 1000.0));

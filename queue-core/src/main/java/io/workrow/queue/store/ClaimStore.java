@@ -62,6 +62,12 @@ public interface ClaimStore {
     boolean completeInTransaction(ClaimedPosition job, String resultJson);
 
     /**
+     * The stored results of the jobs job {@code id} waited for, as JSON text by job id in the order
+     * they were named; only those that completed with a result still retained.
+     */
+    Map<Long, String> dependencyResultsJson(long id);
+
+    /**
      * Renews each claim by its own lease and vouches for all of them until {@code vouch} from now.
      * Returns each renewed claim's dropped positions (cancelled jobs, whose handlers are to be
      * interrupted); a claim missing from the result was lost or is locked by another session for

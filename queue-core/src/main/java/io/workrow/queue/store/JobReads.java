@@ -40,12 +40,15 @@ final class JobReads {
     private final String deadErrorGroups;
     private final String createdAt;
     private final String result;
+    private final String dependencies;
+    private final String dependencyResults;
     private final String deadErrorGroupsOfQueue;
     private final String find;
     private final String finishedPerMinute;
 
     JobReads(JdbcTemplate timed, String queueDepth, String listRunning, String listDead, String deadErrorGroups,
-            String deadErrorGroupsOfQueue, String find, String finishedPerMinute, String createdAt, String result) {
+            String deadErrorGroupsOfQueue, String find, String finishedPerMinute, String createdAt, String result,
+            String dependencies, String dependencyResults) {
         this.timed = timed;
         this.queueDepth = queueDepth;
         this.listRunning = listRunning;
@@ -56,14 +59,16 @@ final class JobReads {
         this.finishedPerMinute = finishedPerMinute;
         this.createdAt = createdAt;
         this.result = result;
+        this.dependencies = dependencies;
+        this.dependencyResults = dependencyResults;
     }
 
-    /** Open work per queue (pending, due, scheduled, running, dead, lag), from the partial indexes only. */
+    /** Open work per queue (pending, due, scheduled, running, dead, lag, waiting), from the partial indexes only. */
     public List<QueueDepth> queueDepth() {
         Map<String, long[]> counts = new TreeMap<>();
         Map<String, Double> lags = new HashMap<>();
         timed.query(queueDepth, (RowCallbackHandler) rs -> {
-            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[5]);
+            long[] byStatus = counts.computeIfAbsent(rs.getString("queue"), queue -> new long[6]);
             switch (rs.getString("status")) {
                 case "pending" -> {
                     byStatus[0] = rs.getLong("jobs");
@@ -72,12 +77,13 @@ final class JobReads {
                 }
                 case "scheduled" -> byStatus[2] = rs.getLong("jobs");
                 case "running" -> byStatus[3] = rs.getLong("jobs");
+                case "waiting" -> byStatus[5] = rs.getLong("jobs");
                 default -> byStatus[4] = rs.getLong("jobs");
             }
         });
         List<QueueDepth> depths = new ArrayList<>(counts.size());
         counts.forEach((queue, byStatus) -> depths.add(new QueueDepth(queue, byStatus[0], byStatus[1], byStatus[2],
-                byStatus[3], byStatus[4], seconds(lags.getOrDefault(queue, 0.0)))));
+                byStatus[3], byStatus[4], seconds(lags.getOrDefault(queue, 0.0)), byStatus[5])));
         return depths;
     }
     /** Running jobs, oldest claim first; {@code queue} narrows the list when not null. */
@@ -119,6 +125,33 @@ final class JobReads {
         }
         return timed.query(result, (rs, row) -> Optional.ofNullable(rs.getString("result")), id,
                 created.get(0).toInstant().toString()).stream().findFirst().flatMap(found -> found);
+    }
+
+    /** The results of the jobs job {@code id} waited for, by id in the order named; those with one only. */
+    public Map<Long, String> dependencyResultsJson(long id) {
+        Object[] listed = new Object[2];
+        timed.query(dependencies, (RowCallbackHandler) rs -> {
+            listed[0] = rs.getArray("ids").getArray();
+            listed[1] = rs.getTimestamp("since");
+        }, id);
+        Long[] ids = (Long[]) listed[0];
+        Map<Long, String> results = new java.util.LinkedHashMap<>();
+        if (ids == null || listed[1] == null) {
+            return results;
+        }
+        Map<Long, String> found = new HashMap<>();
+        timed.query(connection -> {
+            java.sql.PreparedStatement statement = connection.prepareStatement(dependencyResults);
+            statement.setArray(1, connection.createArrayOf("int8", ids));
+            statement.setTimestamp(2, (java.sql.Timestamp) listed[1]);
+            return statement;
+        }, (RowCallbackHandler) rs -> found.put(rs.getLong("id"), rs.getString("result")));
+        for (Long dep : ids) {
+            if (found.containsKey(dep)) {
+                results.putIfAbsent(dep, found.get(dep));
+            }
+        }
+        return results;
     }
 
     /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */

@@ -150,7 +150,7 @@ final class JobSql {
     private static final String LOCKED_CLAIMS = """
             ), locked AS (
                 SELECT claim.token, claim.queue, claim.worker, claim.started_at, claim.settled, claim.dropped,
-                       claim.has_keys, claim.has_steps
+                       claim.has_keys, claim.has_steps, claim.waited_on
                 FROM {claim} AS claim
                 WHERE claim.token = ANY (?::bigint[])
                 FOR UPDATE SKIP LOCKED""";
@@ -199,7 +199,7 @@ final class JobSql {
     private static final String VERDICTS = """
             accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   accepted.id IS NULL AND {ended} AS ended
+                   accepted.id IS NULL AND {ended} AS ended, accepted.id IS NULL AND {workflow_verdict} AS workflow
             FROM input
             LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
 
@@ -220,6 +220,22 @@ final class JobSql {
                                  WHEN 'released' THEN ARRAY['released']
                                  WHEN 'interrupted' THEN ARRAY['released', 'dead']
                                  ELSE ARRAY['expired'] END))""";
+
+    /**
+     * The lean ends' gate: a position whose job others wait on ({@code waited_on} bit set on the
+     * locked claim row, its newest version) is left open and answered {@code workflow}, to be ended
+     * by the workflow variant of the end, which settles its dependents in the same transaction.
+     */
+    private static final String WORKFLOW_GATE =
+            "AND (locked.waited_on IS NULL OR get_bit(locked.waited_on, input.position - 1) = 0)";
+
+    /** A position the gate left open: its claim row locked here, the position open and waited on. */
+    private static final String WORKFLOW_VERDICT = """
+            EXISTS (SELECT 1 FROM locked WHERE locked.token = input.token
+                                  AND get_bit(locked.settled, input.position - 1) = 0
+                                  AND get_bit(locked.dropped, input.position - 1) = 0
+                                  AND locked.waited_on IS NOT NULL
+                                  AND get_bit(locked.waited_on, input.position - 1) = 1)""";
 
     private JobSql() {
     }
@@ -255,6 +271,111 @@ final class JobSql {
             WITH {new_jobs}, {homes}
             SELECT id, ord FROM input
             """.replace("{homes}", homesOf("input"));
+
+    /**
+     * The jobs a dependent enqueue names ({@code ?::bigint[]}): those that do not exist (never
+     * enqueued, deleted, or their data past retention), and the oldest enqueue time of those that
+     * do, the bound of {@link #JOB_INSERT_MANY_AFTER}'s look into the outcome log.
+     */
+    static final String JOB_DEPENDENCIES_CHECK = """
+            SELECT array_agg(wanted.id ORDER BY wanted.id) FILTER (WHERE data.id IS NULL) AS unknown,
+                   min(data.created_at) AS since
+            FROM unnest(?::bigint[]) AS wanted(id)
+            LEFT JOIN {job_data} AS data ON data.id = wanted.id
+            """;
+
+    /**
+     * {@link #JOB_INSERT_MANY} for a batch in which jobs wait for others: after the eleven arrays,
+     * each job's dependencies as three parallel arrays (the job's input position, the dependency,
+     * whether any end of it releases the job: {@code afterSettled}), then the oldest enqueue time
+     * of the dependencies ({@link #JOB_DEPENDENCIES_CHECK}). A dependency listed both ways counts
+     * as {@code after}. Dependencies ended at this snapshot are met (completed, or any end for
+     * {@code afterSettled}) or cancel the job at once ({@code after} a dead or cancelled job: a
+     * cancelled outcome naming it); a job with dependencies still live waits in workrow_waiting with
+     * their count and one edge each, to be registered at commit; the others are ready or scheduled
+     * as without dependencies. Live is anything not ended: queued, waiting, running, or enqueued
+     * earlier in this transaction.
+     */
+    static final String JOB_INSERT_MANY_AFTER = """
+            WITH {new_jobs}, keys AS (
+                INSERT INTO {job_key} (queue, idempotency_key, job_id)
+                SELECT queue, idempotency_key, id FROM input
+                WHERE idempotency_key IS NOT NULL
+                ORDER BY queue, idempotency_key
+                ON CONFLICT DO NOTHING
+                RETURNING job_id
+            ), fresh AS MATERIALIZED (
+                SELECT * FROM input
+                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
+            ), listed AS MATERIALIZED (
+                SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::boolean[]) WITH ORDINALITY
+                              AS listed(ord, dep_id, settled, n)
+            ), wanted AS MATERIALIZED (
+                SELECT ord, dep_id, bool_and(settled) AS settled FROM listed GROUP BY ord, dep_id
+            ), ended AS MATERIALIZED (
+                SELECT dead.id AS dep_id, 'dead' AS how FROM {dead} AS dead
+                WHERE dead.id = ANY (ARRAY(SELECT DISTINCT dep_id FROM wanted))
+                UNION ALL
+                SELECT outcome.job_id, outcome.status FROM {outcome} AS outcome
+                WHERE outcome.job_id = ANY (ARRAY(SELECT DISTINCT dep_id FROM wanted))
+                  AND outcome.status IN ('completed', 'cancelled') AND outcome.finished_at >= ?::timestamptz
+            ), fate AS MATERIALIZED (
+                SELECT fresh.id, count(wanted.dep_id) FILTER (WHERE ended.how IS NULL)::int AS live,
+                       min(wanted.dep_id) FILTER (WHERE NOT wanted.settled AND ended.how IS NOT NULL
+                                                    AND ended.how <> 'completed') AS failed_by
+                FROM fresh
+                LEFT JOIN wanted ON wanted.ord = fresh.ord
+                LEFT JOIN ended ON ended.dep_id = wanted.dep_id
+                GROUP BY fresh.id
+            ), placed AS MATERIALIZED (
+                SELECT fresh.*, fate.live,
+                       CASE WHEN fate.failed_by IS NULL THEN NULL
+                            WHEN (SELECT how FROM ended WHERE ended.dep_id = fate.failed_by) = 'dead'
+                            THEN 'dependency ' || fate.failed_by || ' is dead'
+                            ELSE 'dependency ' || fate.failed_by || ' was cancelled' END AS failed_why,
+                       CASE WHEN fate.failed_by IS NOT NULL THEN 'cancelled' WHEN fate.live > 0 THEN 'waiting'
+                            WHEN fresh.run_at <= statement_timestamp() THEN 'pending' ELSE 'scheduled' END AS home
+                FROM fresh JOIN fate ON fate.id = fresh.id
+            ), lists AS (
+                SELECT ord, array_agg(dep_id ORDER BY n) FILTER (WHERE NOT settled) AS after_ids,
+                       array_agg(dep_id ORDER BY n) FILTER (WHERE settled) AS after_settled_ids
+                FROM listed GROUP BY ord
+            ), data AS (
+                INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                        payload, headers, max_attempts, fairness_key, after_ids, after_settled_ids)
+                SELECT placed.id, placed.queue, placed.partition_key, placed.partition_bucket, placed.priority,
+                       placed.idempotency_key, placed.payload::jsonb, placed.headers::jsonb, placed.max_attempts,
+                       placed.fairness_key, lists.after_ids, lists.after_settled_ids
+                FROM placed LEFT JOIN lists ON lists.ord = placed.ord
+            ), due AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                     fairness_key)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                FROM placed WHERE home = 'pending'
+            ), later AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                         fairness_key)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                FROM placed WHERE home = 'scheduled'
+            ), held AS (
+                INSERT INTO {waiting} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                       fairness_key, deps_left, unregistered)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
+                       live, true
+                FROM placed WHERE home = 'waiting'
+            ), edges AS (
+                INSERT INTO {dependency} (dep_id, waiter_id, settled)
+                SELECT wanted.dep_id, placed.id, wanted.settled
+                FROM placed
+                JOIN wanted ON wanted.ord = placed.ord
+                WHERE placed.home = 'waiting' AND wanted.dep_id NOT IN (SELECT dep_id FROM ended)
+            ), born_cancelled AS (
+                INSERT INTO {outcome} (job_id, attempt, queue, status, run_at, finished_at, error, error_at)
+                SELECT id, 0, queue, 'cancelled', run_at, clock_timestamp(), failed_why, clock_timestamp()
+                FROM placed WHERE home = 'cancelled'
+            )
+            SELECT id, ord FROM placed
+            """;
 
     /** The enqueue's input: the parallel arrays with an id drawn for each job and its due time. */
     private static final String NEW_JOBS = """
@@ -350,10 +471,12 @@ final class JobSql {
                     DELETE FROM {ready} AS ready
                     WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
                     RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts,
-                              ready.expiries, ready.run_at, ready.partition_key, ready.last_error, ready.last_error_at
+                              ready.expiries, ready.run_at, ready.partition_key, ready.last_error, ready.last_error_at,
+                              ready.waited_on
                 ), claim AS (
                     INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
-                                         expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps)
+                                         expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps,
+                                         waited_on)
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
                            now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
@@ -362,7 +485,9 @@ final class JobSql {
                            CASE WHEN bool_or(last_error IS NOT NULL OR last_error_at IS NOT NULL)
                                 THEN array_agg(last_error_at ORDER BY id) END,
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
-                           {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken))
+                           {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken)),
+                           CASE WHEN bool_or(waited_on)
+                                THEN string_agg(CASE WHEN waited_on THEN '1' ELSE '0' END, '' ORDER BY id)::varbit END
                     FROM taken
                     GROUP BY {claim_group}
                     HAVING count(*) > 0
@@ -541,6 +666,8 @@ final class JobSql {
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
+                       CASE WHEN locked.waited_on IS NOT NULL AND get_bit(locked.waited_on, input.position - 1) = 1
+                            THEN true END AS waited_on,
                        coalesce(rule.max_lease_expiries, input.max_expiries) AS expiry_limit,
                        CASE WHEN rule.queue IS NULL THEN input.retry_delay_ms
                             ELSE\s""" + StatementParts.backoffMillis("rule.backoff_max_ms", "rule.backoff_initial_ms",
@@ -552,6 +679,7 @@ final class JobSql {
                 JOIN locked ON locked.token = input.token
                 LEFT JOIN {queue_rule} AS rule ON input.kind = 'expired' AND rule.queue = locked.queue
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+                  {workflow_gate}
             ), accepted AS MATERIALIZED (
                 SELECT open.*,
                        CASE WHEN kind = 'completed' THEN 'completed'
@@ -586,7 +714,7 @@ final class JobSql {
                 FROM accepted
             ), again AS MATERIALIZED (
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
-                       accepted.next_expiries, accepted.message, accepted.message_at,
+                       accepted.next_expiries, accepted.message, accepted.message_at, accepted.waited_on,
                        CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
                             ELSE clock_timestamp() + greatest(accepted.delay_ms, 0) * interval '1 millisecond'
                        END AS run_at,
@@ -598,15 +726,17 @@ final class JobSql {
                                     OFFSET 0) AS data
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at)
+                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
-                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END,
+                       waited_on
                 FROM again WHERE status = 'pending'
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                         partition_bucket, fairness_key, last_error, last_error_at)
+                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
-                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END
+                       partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END,
+                       waited_on
                 FROM again WHERE status = 'scheduled'
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
@@ -642,6 +772,7 @@ final class JobSql {
                 FROM input
                 JOIN locked ON locked.token = input.token
                 WHERE get_bit(locked.settled, input.position - 1) = 0 AND get_bit(locked.dropped, input.position - 1) = 0
+                  {workflow_gate}
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
@@ -658,7 +789,7 @@ final class JobSql {
             SELECT input.token, input.position,
                    input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   {ended} AS ended
+                   {ended} AS ended, {workflow_verdict} AS workflow
             FROM input
             WHERE (input.token, input.position) NOT IN (SELECT token, position FROM accepted)
             """;
@@ -670,7 +801,22 @@ final class JobSql {
      * handler's open transaction keeps the batch-mates' ends waiting.
      */
     static final String JOB_COMPLETE_IN_TRANSACTION = JOB_COMPLETE_MANY.replace("{locked_claims}",
-            "{locked_claims_waiting}");
+            "{locked_claims_waiting}").replace("{workflow_gate}", "");
+
+    /**
+     * {@link #JOB_END_MANY} without the gate: the end of positions whose jobs others wait on, each
+     * followed in its transaction by {@link #JOB_SETTLE} for the jobs it made terminal.
+     */
+    static final String JOB_END_MANY_SETTLING = JOB_END_MANY.replace("{workflow_gate}", "");
+
+    /**
+     * Settles the edges of jobs just made terminal ({@code workrow_settle}, V15): releases or
+     * cancels their waiters, and on down. Runs in the transaction that made them terminal, after
+     * the statement that locked their homes. Returns the waiters moved, with their new status.
+     */
+    static final String JOB_SETTLE = """
+            SELECT job_id AS id, queue, status FROM {schema}.workrow_settle(?::bigint[], ?::text[])
+            """;
 
     /**
      * Renews the leases of every claim one runtime holds (one row per batch, not per job), each to
@@ -720,7 +866,9 @@ final class JobSql {
                 RETURNING claim.*
             ), open AS MATERIALIZED (
                 SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
-                       AS expiries, held.run_at AS due_at
+                       AS expiries, held.run_at AS due_at,
+                       CASE WHEN gone.waited_on IS NOT NULL AND get_bit(gone.waited_on, held.position::int - 1) = 1
+                            THEN true END AS waited_on
                 FROM gone
                 CROSS JOIN LATERAL unnest(gone.ids, gone.attempts, gone.expiries, gone.run_ats)
                      WITH ORDINALITY AS held(id, attempt, expiries, run_at, position)
@@ -759,15 +907,16 @@ final class JobSql {
                 FROM recovered
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at)
+                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on)
                 SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, error, clock_timestamp()
+                       partition_bucket, fairness_key, error, clock_timestamp(), waited_on
                 FROM recovered WHERE NOT dead AND delay_ms <= 0
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                         partition_bucket, fairness_key, last_error, last_error_at)
+                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on)
                 SELECT id, queue, priority, clock_timestamp() + delay_ms * interval '1 millisecond', attempts,
-                       max_attempts, expiries, partition_key, partition_bucket, fairness_key, error, clock_timestamp()
+                       max_attempts, expiries, partition_key, partition_bucket, fairness_key, error, clock_timestamp(),
+                       waited_on
                 FROM recovered WHERE NOT dead AND delay_ms > 0
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
@@ -804,6 +953,12 @@ final class JobSql {
                 DELETE FROM {scheduled} WHERE id = ? AND queue = ?
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
                           NULL::timestamptz AS started_at, last_error, last_error_at
+            ), from_waiting AS MATERIALIZED (
+                DELETE FROM {waiting} WHERE id = ? AND queue = ?
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, NULL::bigint AS token, run_at,
+                          NULL::timestamptz AS started_at, last_error, last_error_at
+            ), unwanted AS (
+                DELETE FROM {dependency} AS edge WHERE edge.waiter_id IN (SELECT id FROM from_waiting)
             ), holding AS MATERIALIZED (
                 SELECT claim.token, array_position(claim.ids, ?::bigint) AS position, claim.settled, claim.dropped,
                        claim.attempts, claim.expiries, claim.run_ats, claim.errors, claim.error_ats, claim.queue,
@@ -828,7 +983,8 @@ final class JobSql {
                        target.errors[target.position] AS last_error, target.error_ats[target.position] AS last_error_at
                 FROM target
             ), cancelled AS (
-                SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_claim
+                SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_waiting
+                UNION ALL SELECT * FROM from_claim
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
                                        started_at, finished_at, error, error_at, step)
@@ -853,6 +1009,7 @@ final class JobSql {
     static final String JOB_LIVE_STATUS = """
             SELECT 'pending' FROM {ready} WHERE id = ?
             UNION ALL SELECT 'scheduled' FROM {scheduled} WHERE id = ?
+            UNION ALL SELECT 'waiting' FROM {waiting} WHERE id = ?
             UNION ALL SELECT 'dead' FROM {dead} WHERE id = ?
             UNION ALL
             SELECT 'running' FROM {claim} AS claim
@@ -879,9 +1036,9 @@ final class JobSql {
                 RETURNING scheduled.*
             ), promoted AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on)
                 SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by
+                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
                 FROM moved
                 RETURNING queue
             )
@@ -1052,6 +1209,8 @@ final class JobSql {
             UNION ALL
             SELECT queue, 'scheduled', count(*), 0, 0 FROM {scheduled} GROUP BY queue
             UNION ALL
+            SELECT queue, 'waiting', count(*), 0, 0 FROM {waiting} GROUP BY queue
+            UNION ALL
             SELECT queue, 'running', sum(length(settled) - bit_count(settled | dropped)), 0, 0
             FROM {claim} GROUP BY queue
             UNION ALL
@@ -1108,6 +1267,28 @@ final class JobSql {
                    greatest(created_at, started_at, finished_at, last_error_at) AS updated_at
             FROM {job}
             WHERE id = ?
+            """;
+
+    /**
+     * The jobs job {@code ?} waited for, in the order named ({@code after} first), and the oldest
+     * enqueue time among them: the bound of {@link #JOB_DEPENDENCY_RESULTS}.
+     */
+    static final String JOB_DEPENDENCIES = """
+            SELECT listed.ids,
+                   (SELECT min(dep.created_at) FROM {job_data} AS dep WHERE dep.id = ANY (listed.ids)) AS since
+            FROM (SELECT coalesce(data.after_ids, '{}') || coalesce(data.after_settled_ids, '{}') AS ids
+                  FROM {job_data} AS data WHERE data.id = ?) AS listed
+            """;
+
+    /**
+     * The results of the completed jobs among {@code ?::bigint[]}, read from their outcome rows
+     * on or after the oldest enqueue time among them (bound as it is, so older days are pruned).
+     */
+    static final String JOB_DEPENDENCY_RESULTS = """
+            SELECT job_id AS id, result::text AS result
+            FROM {outcome}
+            WHERE job_id = ANY (?::bigint[]) AND status = 'completed' AND result IS NOT NULL
+              AND finished_at >= ?::timestamptz
             """;
 
     /** When job {@code ?} was enqueued: the lower bound of its outcomes' days, for {@link #JOB_RESULT}. */
@@ -1264,12 +1445,15 @@ final class JobSql {
                 .replace("{locked_claims_waiting}", LOCKED_CLAIMS.replace("FOR UPDATE SKIP LOCKED", "FOR UPDATE"))
                 .replace("{settle}", SETTLE)
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
+                .replace("{workflow_verdict}", WORKFLOW_VERDICT).replace("{workflow_gate}", WORKFLOW_GATE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
                 .replace("{new_jobs}", NEW_JOBS)
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")
                 .replace("{ready}", prefix + "ready")
                 .replace("{scheduled}", prefix + "scheduled")
+                .replace("{waiting}", prefix + "waiting")
+                .replace("{dependency}", prefix + "dependency")
                 .replace("{claim}", prefix + "claim")
                 .replace("{outcome}", prefix + "outcome")
                 .replace("{dead}", prefix + "dead")

@@ -1,12 +1,15 @@
 package io.workrow.queue.store;
 
 import java.time.Instant;
+import java.util.List;
 
 /**
  * One row to insert, already validated and encoded by the producer.
  *
  * @param runAt absolute due time, or {@code null} to use {@code delayMillis} from the database's now
  * @param fairnessKey the key a fair queue shares its work by, or {@code null} for the partition key
+ * @param after the jobs it waits to complete, in the order named (empty: none)
+ * @param afterSettled the jobs it waits to end, however they end (empty: none)
  */
 public record NewJob(
         String queue,
@@ -19,7 +22,27 @@ public record NewJob(
         Instant runAt,
         long delayMillis,
         int maxAttempts,
-        String fairnessKey) {
+        String fairnessKey,
+        List<Long> after,
+        List<Long> afterSettled) {
+
+    public NewJob {
+        after = after == null ? List.of() : List.copyOf(after);
+        afterSettled = afterSettled == null ? List.of() : List.copyOf(afterSettled);
+    }
+
+    /** A job that waits for no other. */
+    public NewJob(String queue, String partitionKey, int partitionBucket, int priority, String idempotencyKey,
+            String payloadJson, String headersJson, Instant runAt, long delayMillis, int maxAttempts,
+            String fairnessKey) {
+        this(queue, partitionKey, partitionBucket, priority, idempotencyKey, payloadJson, headersJson, runAt,
+                delayMillis, maxAttempts, fairnessKey, List.of(), List.of());
+    }
+
+    /** Whether it waits for other jobs. */
+    public boolean waits() {
+        return !after.isEmpty() || !afterSettled.isEmpty();
+    }
 
     /** A job whose fairness key is its partition key. */
     public NewJob(String queue, String partitionKey, int partitionBucket, int priority, String idempotencyKey,

@@ -71,7 +71,8 @@ final class QueueControls {
         queueRules.list().forEach(declared -> depths.putIfAbsent(declared.rule().queue(),
                 QueueDepth.empty(declared.rule().queue())));
         return depths.values().stream().map(queue -> new QueueStats(queue.queue(), queue.pending(), queue.due(),
-                queue.scheduled(), queue.running(), queue.dead(), queue.lag(), paused.contains(queue.queue())))
+                queue.scheduled(), queue.running(), queue.dead(), queue.lag(), paused.contains(queue.queue()),
+                queue.waiting()))
                 .toList();
     }
 }

@@ -27,6 +27,8 @@ import org.springframework.jdbc.core.PreparedStatementCreator;
  */
 public final class WriteOnceStore implements JobStore, ClaimStore {
 
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WriteOnceStore.class);
+
     /** Dead jobs one retry or cancel statement moves at most: about a tenth of a second's work. */
     private static final int DEAD_JOBS_BATCH = 5_000;
 
@@ -36,7 +38,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      */
     public static final List<String> JOB_TABLES = List.of("workrow_job_data", "workrow_ready", "workrow_scheduled",
             "workrow_claim", "workrow_outcome", "workrow_dead", "workrow_job_key", "workrow_key_running",
-            "workrow_step");
+            "workrow_step", "workrow_waiting", "workrow_dependency");
 
     /**
      * How often a cancel looks again for a job that was between homes when it looked (each look a
@@ -62,6 +64,12 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final GenericPlans genericPlans;
     private final String insertMany;
     private final String insertManyWithoutIdempotencyKeys;
+    private final String insertManyAfter;
+    private final String dependenciesCheck;
+    private final String endManySettling;
+    private final String settle;
+    /** The moves that make jobs terminal and the settle of their dependents, committed together. */
+    private final org.springframework.transaction.support.TransactionTemplate settling;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
@@ -120,6 +128,12 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.insertManyWithoutIdempotencyKeys = JobSql.render(
                 JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
+        this.insertManyAfter = JobSql.render(JobSql.JOB_INSERT_MANY_AFTER, schema);
+        this.dependenciesCheck = JobSql.render(JobSql.JOB_DEPENDENCIES_CHECK, schema);
+        this.endManySettling = JobSql.render(JobSql.JOB_END_MANY_SETTLING, schema);
+        this.settle = JobSql.render(JobSql.JOB_SETTLE, schema);
+        this.settling = new org.springframework.transaction.support.TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
         this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
         this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
@@ -154,7 +168,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 JobSql.render(JobSql.JOB_FIND, schema),
                 JobSql.render(JobSql.JOB_FINISHED_PER_MINUTE, schema),
                 JobSql.render(JobSql.JOB_CREATED_AT, schema),
-                JobSql.render(JobSql.JOB_RESULT, schema));
+                JobSql.render(JobSql.JOB_RESULT, schema),
+                JobSql.render(JobSql.JOB_DEPENDENCIES, schema),
+                JobSql.render(JobSql.JOB_DEPENDENCY_RESULTS, schema));
         this.outcomeDaysExpired = JobSql.render(JobSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = JobSql.render(JobSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = JobSql.render(JobSql.OUTCOME_DAY_DROP, schema);
@@ -320,12 +336,18 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         Long[] ids = new Long[jobs.size()];
         boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
-        // The producer's statement: in the caller's transaction, bounded by nothing of Workrow's.
-        jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
-                ArrayParameters.newJobs(jobs)),
-                rs -> {
-                    ids[rs.getInt("ord") - 1] = rs.getLong("id");
-                });
+        // The producer's statements: in the caller's transaction, bounded by nothing of Workrow's.
+        if (jobs.stream().anyMatch(NewJob::waits)) {
+            jdbc.query(dependentInsert(jobs), rs -> {
+                ids[rs.getInt("ord") - 1] = rs.getLong("id");
+            });
+        } else {
+            jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
+                    ArrayParameters.newJobs(jobs)),
+                    rs -> {
+                        ids[rs.getInt("ord") - 1] = rs.getLong("id");
+                    });
+        }
         List<NewJob> taken = new ArrayList<>();
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] == null) {
@@ -348,6 +370,53 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             }
         }
         return List.of(ids);
+    }
+
+    /**
+     * The enqueue of a batch in which jobs wait for others: refused before anything is written
+     * when a job named does not exist; else {@link JobSql#JOB_INSERT_MANY_AFTER} with each job's
+     * dependencies as parallel arrays.
+     */
+    private org.springframework.jdbc.core.PreparedStatementCreator dependentInsert(List<NewJob> jobs) {
+        List<Long> ords = new ArrayList<>();
+        List<Long> deps = new ArrayList<>();
+        List<Boolean> settled = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            for (Long dep : jobs.get(i).after()) {
+                ords.add(i + 1L);
+                deps.add(dep);
+                settled.add(false);
+            }
+            for (Long dep : jobs.get(i).afterSettled()) {
+                ords.add(i + 1L);
+                deps.add(dep);
+                settled.add(true);
+            }
+        }
+        Object[] check = new Object[1];
+        jdbc.query(arrays(dependenciesCheck, column(deps, "int8", dep -> dep)), rs -> {
+            java.sql.Array unknown = rs.getArray("unknown");
+            if (unknown != null) {
+                throw new IllegalArgumentException("after(): no job " + java.util.Arrays.stream((Long[]) unknown.getArray())
+                        .map(String::valueOf).collect(java.util.stream.Collectors.joining(", ")) + " in schema " + schema.name()
+                        + " (never enqueued, deleted, or past retention); nothing was enqueued");
+            }
+            check[0] = rs.getTimestamp("since");
+        });
+        java.sql.Timestamp since = (java.sql.Timestamp) check[0];
+        ArrayParameters.Column[] jobColumns = ArrayParameters.newJobs(jobs);
+        return connection -> {
+            PreparedStatement statement = connection.prepareStatement(insertManyAfter);
+            int index = 1;
+            for (ArrayParameters.Column jobColumn : jobColumns) {
+                statement.setArray(index++, jobColumn.create(connection));
+            }
+            statement.setArray(index++, connection.createArrayOf("int8", ords.toArray()));
+            statement.setArray(index++, connection.createArrayOf("int8", deps.toArray()));
+            statement.setArray(index++, connection.createArrayOf("bool", settled.toArray()));
+            statement.setTimestamp(index, since);
+            return statement;
+        };
     }
 
     private static final org.springframework.jdbc.core.RowMapper<ClaimedPosition> CLAIMED = (rs, row) ->
@@ -431,6 +500,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             tokens.add(end.token());
         }
         Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
+        List<PositionEnd> waitedOn = new ArrayList<>();
         boolean completionsOnly = list.stream().allMatch(end -> end.kind() == PositionEnd.Kind.COMPLETED);
         timed.query(completionsOnly
                 ? arrays(completeMany,
@@ -464,7 +534,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
                     String status = completionsOnly ? null : rs.getString("status");
                     EndResult result;
-                    if (status != null) {
+                    if (rs.getBoolean("workflow")) {
+                        waitedOn.add(end);
+                        return;
+                    } else if (status != null) {
                         result = new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.fromColumn(status));
                     } else if (rs.getBoolean("busy")) {
                         result = new EndResult(EndResult.Verdict.BUSY, null);
@@ -477,11 +550,86 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 });
         if (completionsOnly) {
             // the lean statement returns only what it did not accept
+            Set<PositionEnd> left = new java.util.HashSet<>(waitedOn);
             for (PositionEnd end : list) {
-                results.putIfAbsent(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
+                if (!left.contains(end)) {
+                    results.putIfAbsent(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
+                }
             }
         }
+        if (!waitedOn.isEmpty()) {
+            results.putAll(endSettling(waitedOn));
+        }
         return results;
+    }
+
+    /**
+     * Ends positions whose jobs others wait on: {@link JobSql#JOB_END_MANY_SETTLING} and, in the
+     * same transaction, the settle of the jobs it made terminal, so a dependent is released exactly
+     * when its last dependency's end commits, and never by an end the fence refused.
+     */
+    private Map<PositionEnd, EndResult> endSettling(List<PositionEnd> ends) {
+        Map<List<Long>, PositionEnd> byPosition = new HashMap<>();
+        Set<Long> tokens = new TreeSet<>();
+        for (PositionEnd end : ends) {
+            byPosition.put(List.of(end.token(), (long) end.position()), end);
+            tokens.add(end.token());
+        }
+        return settling.execute(status -> {
+            Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
+            List<Long> terminal = new ArrayList<>();
+            List<String> hows = new ArrayList<>();
+            timed.query(arrays(endManySettling,
+                    column(ends, "int8", PositionEnd::token),
+                    column(ends, "int4", PositionEnd::position),
+                    column(ends, "int8", PositionEnd::id),
+                    column(ends, "int4", PositionEnd::attempt),
+                    column(ends, "int4", PositionEnd::maxAttempts),
+                    column(ends, "int4", PositionEnd::expiries),
+                    column(ends, "text", end -> end.kind().columnValue()),
+                    column(ends, "text", PositionEnd::error),
+                    column(ends, "int8", end -> end.retryDelay().toMillis()),
+                    column(ends, "int4", PositionEnd::maxLeaseExpiries),
+                    column(ends, "text", end -> text(end.runAt())),
+                    column(ends, "text", PositionEnd::lastError),
+                    column(ends, "text", end -> text(end.lastErrorAt())),
+                    column(ends, "text", PositionEnd::resultJson),
+                    column(List.copyOf(tokens), "int8", token -> token)),
+                    rs -> {
+                        PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
+                        String ended = rs.getString("status");
+                        if (ended != null) {
+                            JobStatus now = JobStatus.fromColumn(ended);
+                            results.put(end, new EndResult(EndResult.Verdict.ACCEPTED, now));
+                            if (now == JobStatus.COMPLETED || now == JobStatus.DEAD) {
+                                terminal.add(end.id());
+                                hows.add(ended);
+                            }
+                        } else if (rs.getBoolean("busy")) {
+                            results.put(end, new EndResult(EndResult.Verdict.BUSY, null));
+                        } else if (rs.getBoolean("ended")) {
+                            results.put(end, new EndResult(EndResult.Verdict.ACCEPTED_BEFORE, null));
+                        } else {
+                            results.put(end, new EndResult(EndResult.Verdict.REFUSED, null));
+                        }
+                    });
+            settle(terminal, hows);
+            return results;
+        });
+    }
+
+    /**
+     * Settles the dependents of jobs this transaction just made terminal ({@link JobSql#JOB_SETTLE}):
+     * must run in the transaction whose statement locked their homes, after it.
+     */
+    private void settle(List<Long> ids, List<String> hows) {
+        if (ids.isEmpty()) {
+            return;
+        }
+        timed.query(arrays(settle, column(ids, "int8", id -> id), column(hows, "text", how -> how)), rs -> {
+            log.debug("job={} queue={} is {}: its dependencies ended", rs.getLong("id"), rs.getString("queue"),
+                    rs.getString("status"));
+        });
     }
 
     /** A time as the text an array parameter carries it in (the statement casts it back). */
@@ -544,7 +692,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      * queue's rule ({@code rules}, else {@code fallback}).
      */
     public List<MovedJob> sweepExpiredLeases(int limit, List<RecoveryRule> rules, RecoveryRule fallback) {
-        return sweep(timed, sweepExpiredLeases, limit, rules, fallback);
+        return settling.execute(status -> settledDeaths(sweep(timed, sweepExpiredLeases, limit, rules, fallback)));
+    }
+
+    /** {@code moved}, after the dependents of the jobs it sent to dead are settled. */
+    private List<MovedJob> settledDeaths(List<MovedJob> moved) {
+        List<Long> dead = moved.stream().filter(job -> job.status() == JobStatus.DEAD).map(MovedJob::id).toList();
+        settle(dead, java.util.Collections.nCopies(dead.size(), "dead"));
+        return moved;
     }
 
     /**
@@ -554,10 +709,25 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      */
     public boolean cancel(String queue, long id) {
         for (int look = 1; look <= CANCEL_LOOKS; look++) {
-            if (!timed.queryForList(cancel, id, queue, id, queue, id, queue, id, id).isEmpty()) {
+            boolean cancelled;
+            try {
+                cancelled = Boolean.TRUE.equals(settling.execute(status -> {
+                    if (timed.queryForList(cancel, id, queue, id, queue, id, queue, id, queue, id, id).isEmpty()) {
+                        return false;
+                    }
+                    settle(List.of(id), List.of("cancelled"));
+                    return true;
+                }));
+            } catch (org.springframework.dao.PessimisticLockingFailureException e) {
+                // A deadlock with the settle of a dependency's end, which locks in another order
+                // across rounds: rolled back whole, looked for again.
+                log.debug("cancel of job={} queue={} met a deadlock, looking again: {}", id, queue, e.getMessage());
+                continue;
+            }
+            if (cancelled) {
                 return true;
             }
-            List<String> live = timed.queryForList(liveStatus, String.class, id, id, id, id, id, id);
+            List<String> live = timed.queryForList(liveStatus, String.class, id, id, id, id, id, id, id);
             if (live.isEmpty() || live.contains("dead")) {
                 return false;
             }
@@ -638,8 +808,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
 
     /** Moves up to {@code limit} waiting jobs with no attempts left (from ready, and as many from scheduled) to dead. */
     public List<MovedJob> retireExhausted(int limit) {
-        return timed.query(retireExhausted, (rs, row) -> new MovedJob(rs.getLong("id"), rs.getString("queue"),
-                JobStatus.DEAD, rs.getInt("attempts"), rs.getInt("max_attempts"), null, 0), limit, limit);
+        return settling.execute(status -> settledDeaths(timed.query(retireExhausted, (rs, row) -> new MovedJob(
+                rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD, rs.getInt("attempts"),
+                rs.getInt("max_attempts"), null, 0), limit, limit)));
     }
 
     /**
@@ -700,6 +871,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public java.util.Optional<String> resultJson(long id) {
         return reads.resultJson(id);
+    }
+
+    @Override
+    public Map<Long, String> dependencyResultsJson(long id) {
+        return reads.dependencyResultsJson(id);
     }
 
     @Override
@@ -782,9 +958,18 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             statement.setArray(9, connection.createArrayOf("text", new Object[] {resultJson}));
             statement.setArray(10, connection.createArrayOf("int8", new Object[] {job.token()}));
             try (java.sql.ResultSet refused = statement.executeQuery()) {
-                return !refused.next();
+                if (refused.next()) {
+                    return false;
+                }
             }
         }
+        // Its dependents, in the handler's transaction: released when that commits, not before.
+        try (PreparedStatement statement = connection.prepareStatement(settle)) {
+            statement.setArray(1, connection.createArrayOf("int8", new Object[] {job.id()}));
+            statement.setArray(2, connection.createArrayOf("text", new Object[] {"completed"}));
+            statement.executeQuery().close();
+        }
+        return true;
     }
 
     /** Runs the sweep statement: its limit, the configured rules and the fallback rule. */

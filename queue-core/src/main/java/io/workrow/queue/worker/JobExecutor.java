@@ -139,7 +139,7 @@ final class JobExecutor {
             return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(e), retryDelay(running),
                     Duration.ZERO, e);
         }
-        JobRunContext context = new JobRunContext(running, keeper);
+        JobRunContext context = new JobRunContext(running, keeper, store, codec);
         running.attach(Thread.currentThread());
         try {
             if (registration.isTransactional()) {

@@ -2,9 +2,13 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.JobContext;
 import io.workrow.queue.JobLeaseLostException;
+import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * {@link JobContext} for one running job. Its writes carry the job's fencing token and run on the
@@ -15,11 +19,15 @@ final class JobRunContext implements JobContext {
 
     private final RunningJob running;
     private final LeaseKeeper keeper;
+    private final ClaimStore store;
+    private final PayloadCodec codec;
     private volatile String step;
 
-    JobRunContext(RunningJob running, LeaseKeeper keeper) {
+    JobRunContext(RunningJob running, LeaseKeeper keeper, ClaimStore store, PayloadCodec codec) {
         this.running = running;
         this.keeper = keeper;
+        this.store = store;
+        this.codec = codec;
         this.step = running.job().step();
     }
 
@@ -96,6 +104,13 @@ final class JobRunContext implements JobContext {
     @Override
     public boolean isCancelled() {
         return running.stopReason() == RunningJob.Stop.CANCELLED;
+    }
+
+    @Override
+    public <T> Map<Long, T> dependencyResults(Class<T> type) {
+        Map<Long, T> results = new LinkedHashMap<>();
+        store.dependencyResultsJson(id()).forEach((id, json) -> results.put(id, type.cast(codec.decode(json, type))));
+        return results;
     }
 
     private void failIfLost(String action) {

@@ -17,6 +17,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class WriteOnceLayoutUpgradeTests {
 
+    /** The migrations after the last one of the one-row-per-job layout, the move to write-once first. */
+    private static final int SINCE_ROW_PER_JOB = Integer.parseInt(WorkrowMigrations.LATEST_VERSION)
+            - Integer.parseInt(WorkrowMigrations.ROW_PER_JOB_VERSION);
+
+
     @RegisterExtension
     static final WorkrowTestDatabase database = WorkrowTestDatabase.empty();
 
@@ -94,7 +99,7 @@ class WriteOnceLayoutUpgradeTests {
                 "SELECT last_value FROM upgraded.workrow_job_id_seq", Long.class);
 
         assertThat(new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "upgraded")).migrate())
-                .isEqualTo(1);
+                .isEqualTo(SINCE_ROW_PER_JOB);
 
         List<Map<String, Object>> after = database.jdbc().queryForList(
                 "SELECT " + COLUMNS + " FROM upgraded.workrow_job ORDER BY id");
@@ -151,6 +156,7 @@ class WriteOnceLayoutUpgradeTests {
                 Boolean.class)).as("nothing of the move was left").isTrue();
 
         database.jdbc().update("UPDATE guarded.workrow_lease_holder SET renewed_until = now() - interval '1 second'");
-        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("once its vouch ran out").isOne();
+        assertThat(new WorkrowMigrations(database.dataSource(), schema).migrate()).as("once its vouch ran out")
+                .isEqualTo(SINCE_ROW_PER_JOB);
     }
 }

@@ -61,14 +61,14 @@ class WriteOnceQueryPlanTests {
      * row, stay HOT; a statement that looks for a running job by id or lease reads what runs.
      */
     private static final Pattern HOMES = Pattern.compile(
-            "workrow_(job_data|outcome|ready|scheduled|dead|job_key)(_\\w+)?");
+            "workrow_(job_data|outcome|ready|scheduled|dead|job_key|waiting|dependency)(_\\w+)?");
 
     /**
      * Statements that count every job of a home by design, and so may read it whole: the depth
      * gauges count every waiting and dead job per queue, however they read them.
      */
     private static final Map<String, Set<String>> READS_WHOLE = Map.of(
-            "QUEUE_DEPTH", Set.of("workrow_ready", "workrow_scheduled", "workrow_dead"));
+            "QUEUE_DEPTH", Set.of("workrow_ready", "workrow_scheduled", "workrow_dead", "workrow_waiting"));
 
     private static final Pattern SEQ_SCAN = Pattern.compile("Seq Scan on (\\w+)");
 
@@ -103,7 +103,10 @@ class WriteOnceQueryPlanTests {
             Map.entry("QUEUE_PAUSE", "workrow_queue_pause, one row per paused queue"),
             Map.entry("QUEUE_RESUME", "workrow_queue_pause"),
             Map.entry("QUEUE_PAUSED", "workrow_queue_pause"),
-            Map.entry("LEASE_HOLDER_FORGET", "workrow_lease_holder, one row per runtime holding jobs"));
+            Map.entry("LEASE_HOLDER_FORGET", "workrow_lease_holder, one row per runtime holding jobs"),
+            Map.entry("JOB_SETTLE", "calls workrow_settle, whose statements are planned inside it: each reads"
+                    + " workrow_dependency by its primary key's prefix (dep_id) and workrow_waiting by its primary"
+                    + " key, measured by JobDependencyCostTests"));
 
     private static final Map<String, PlanCheck> CHECKS = new LinkedHashMap<>();
 
@@ -148,11 +151,31 @@ class WriteOnceQueryPlanTests {
                 "int, text[], bigint[], float8[], bigint[], float8[], int[], int, bigint, bigint, float8, float8",
                 "1000, '{q1}', '{1000}', '{2.0}', '{60000}', '{0.2}', '{0}', 0, 3600000, 1000, 2.0, 0.2",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY), true));
-        CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text, bigint, text, bigint, text, bigint, bigint",
-                "90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
-                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx"), true));
-        CHECKS.put("JOB_LIVE_STATUS", new PlanCheck("bigint, bigint, bigint, bigint, bigint, bigint", "90, 90, 90, 90, 90, 90",
-                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey"), true));
+        CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text, bigint, text, bigint, text, bigint, text, bigint, bigint",
+                "90, 'q0', 90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
+                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_waiting_pkey"), true));
+        CHECKS.put("JOB_LIVE_STATUS", new PlanCheck("bigint, bigint, bigint, bigint, bigint, bigint, bigint",
+                "90, 90, 90, 90, 90, 90, 90",
+                Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey", "workrow_waiting_pkey"),
+                true));
+        // Waiting jobs: 1,000,001 to 1,009,999 each wait for two running jobs (see fillAMillionJobs).
+        CHECKS.put("JOB_DEPENDENCIES_CHECK", new PlanCheck("bigint[]", "'{95,96,12345678}'", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_INSERT_MANY_AFTER", new PlanCheck(
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], bigint[],"
+                        + " bigint[], boolean[], timestamptz",
+                "'{q1}', '{null}', '{0}', '{0}', '{null}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
+                        + " '{1,1,1}', '{95,97,1}', '{false,true,false}', now() - interval '2 days'",
+                Set.of("workrow_dead_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_END_MANY_SETTLING", new PlanCheck(
+                "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
+                        + " text[], timestamptz[], text[], bigint[]",
+                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
+                        + " '{completed,failed,discarded}', '{null,boom,gone}', '{0,1000,0}', '{0,0,0}',"
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
+                Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
+        CHECKS.put("JOB_DEPENDENCIES", new PlanCheck("bigint", "1000001", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_DEPENDENCY_RESULTS", new PlanCheck("bigint[], timestamptz", "'{1,2}', now() - interval '2 days'",
+                Set.of(OUTCOME_BRIN)));
         CHECKS.put("JOB_PROMOTE_SCHEDULED", new PlanCheck("int", "1000", Set.of("workrow_scheduled_run_at_idx")));
         CHECKS.put("JOB_RETIRE_EXHAUSTED", new PlanCheck("int, int", "1000, 1000",
                 Set.of("workrow_ready_exhausted_idx", "workrow_scheduled_exhausted_idx"), true));
@@ -273,6 +296,19 @@ class WriteOnceQueryPlanTests {
                 FROM generate_series(1, {rows}) AS i
                 CROSS JOIN LATERAL (SELECT {finished} AS finished_at) AS at
                 WHERE i % 100 < 85 OR i % 100 >= 97
+                """, """
+                INSERT INTO workrow_job_data (id, queue, partition_bucket, priority, payload, max_attempts, created_at,
+                                              after_ids)
+                SELECT {rows} + k, 'q' || (k % 10), k % 1024, 0, '{}', 5, now(), ARRAY[100 * k + 95, 100 * k + 96]
+                FROM generate_series(1, 9999) AS k
+                """, """
+                INSERT INTO workrow_waiting (id, queue, priority, run_at, max_attempts, partition_bucket, deps_left)
+                SELECT {rows} + k, 'q' || (k % 10), 0, now(), 5, k % 1024, 2
+                FROM generate_series(1, 9999) AS k
+                """, """
+                INSERT INTO workrow_dependency (dep_id, waiter_id, settled)
+                SELECT 100 * k + d, {rows} + k, false
+                FROM generate_series(1, 9999) AS k, (VALUES (95), (96)) AS dep(d)
                 """)) {
             jdbc.execute(fill.replace("{finished}", FINISHED).replace("{rows}", Integer.toString(ROWS)));
         }

@@ -39,8 +39,10 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
             found = new JdbcTemplate(dataSource).queryForMap("""
                     SELECT to_regclass(?) IS NOT NULL AS layout,
                            EXISTS (SELECT 1 FROM pg_attribute
-                                   WHERE attrelid = to_regclass(?) AND attname = 'result' AND NOT attisdropped) AS results
-                    """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome");
+                                   WHERE attrelid = to_regclass(?) AND attname = 'result' AND NOT attisdropped) AS results,
+                           to_regclass(?) IS NOT NULL AS dependencies
+                    """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
+                    schema.quoted() + ".workrow_waiting");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -50,6 +52,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("results"))) {
             throw notMigrated("14", "workrow_outcome has no result column");
+        }
+        if (!Boolean.TRUE.equals(found.get("dependencies"))) {
+            throw notMigrated("15", "it has no workrow_waiting table");
         }
     }
 
