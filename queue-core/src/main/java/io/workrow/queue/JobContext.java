@@ -73,4 +73,7 @@ public interface JobContext {
      *     valid {@code type}
      */
     <T> java.util.Map<Long, T> dependencyResults(Class<T> type);
+
+    /** The batch this job belongs to ({@code JobQueue.batch()}), as a member or a callback; empty for none. */
+    java.util.OptionalLong batchId();
 }

@@ -37,4 +37,10 @@ public interface JobQueue {
      *     valid {@code type}
      */
     <T> Optional<T> result(long id, Class<T> type);
+
+    /**
+     * Starts a batch: members and callbacks that run once when every member has ended
+     * ({@link JobBatch}). Nothing is written until its {@code enqueue()}.
+     */
+    JobBatch batch();
 }

@@ -50,6 +50,9 @@ public interface QueueAdmin {
     /** One job's whole row, payload included; empty when no job has this id. */
     Optional<JobDetail> job(long id);
 
+    /** A batch's members by status and its callbacks; empty when no batch has this id (or it is past retention). */
+    Optional<BatchStatus> batch(long id);
+
     /**
      * Jobs completed and dead per queue and minute, by the database's clock, from the minute of
      * {@code since} (at most a day back) to now, oldest first; minutes in which a queue finished

@@ -1,6 +1,7 @@
 package io.workrow.queue.client;
 
 import io.workrow.queue.metrics.EnqueueHeaders;
+import io.workrow.queue.JobBatch;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.payload.PayloadCodec;
@@ -74,6 +75,11 @@ public final class JdbcJobQueue implements JobQueue {
             jobs.add(toNewJob(request, headersJson));
         }
         return store.insertMany(jobs);
+    }
+
+    @Override
+    public JobBatch batch() {
+        return new JdbcJobBatch(store, request -> toNewJob(request, headersJson(1)));
     }
 
     @Override

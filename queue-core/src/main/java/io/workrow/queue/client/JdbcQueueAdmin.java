@@ -63,6 +63,11 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
+    public Optional<io.workrow.queue.BatchStatus> batch(long id) {
+        return store.findBatch(id);
+    }
+
+    @Override
     public List<FinishedPerMinute> finishedPerMinute(Instant since) {
         return store.finishedPerMinute(Objects.requireNonNull(since, "since"));
     }

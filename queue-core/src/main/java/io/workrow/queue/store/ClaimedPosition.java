@@ -11,6 +11,7 @@ import java.time.Instant;
  * @param runAt the due time it was claimed at
  * @param lastError the error of its last failed attempt, if any, as its waiting row had it
  * @param lastErrorAt when that error happened
+ * @param batchId the batch it belongs to ({@code JobQueue.batch()}), or {@code null}
  */
 public record ClaimedPosition(
         long token,
@@ -27,5 +28,14 @@ public record ClaimedPosition(
         String step,
         Instant runAt,
         String lastError,
-        Instant lastErrorAt) {
+        Instant lastErrorAt,
+        Long batchId) {
+
+    /** A job of no batch. */
+    public ClaimedPosition(long token, int position, long id, String queue, String partitionKey,
+            String idempotencyKey, String payloadJson, String headersJson, int attempt, int maxAttempts, int expiries,
+            String step, Instant runAt, String lastError, Instant lastErrorAt) {
+        this(token, position, id, queue, partitionKey, idempotencyKey, payloadJson, headersJson, attempt, maxAttempts,
+                expiries, step, runAt, lastError, lastErrorAt, null);
+    }
 }

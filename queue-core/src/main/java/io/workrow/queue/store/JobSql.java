@@ -342,26 +342,29 @@ final class JobSql {
                 FROM listed GROUP BY ord
             ), data AS (
                 INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                                        payload, headers, max_attempts, fairness_key, after_ids, after_settled_ids)
+                                        payload, headers, max_attempts, fairness_key, after_ids, after_settled_ids,
+                                        batch_id)
                 SELECT placed.id, placed.queue, placed.partition_key, placed.partition_bucket, placed.priority,
                        placed.idempotency_key, placed.payload::jsonb, placed.headers::jsonb, placed.max_attempts,
-                       placed.fairness_key, lists.after_ids, lists.after_settled_ids
+                       placed.fairness_key, lists.after_ids, lists.after_settled_ids, {batch_id}
                 FROM placed LEFT JOIN lists ON lists.ord = placed.ord
             ), due AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                     fairness_key)
-                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                                     fairness_key, waited_on)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
+                       {member}
                 FROM placed WHERE home = 'pending'
             ), later AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                         fairness_key)
-                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                                         fairness_key, waited_on)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
+                       {member}
                 FROM placed WHERE home = 'scheduled'
             ), held AS (
                 INSERT INTO {waiting} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                       fairness_key, deps_left, unregistered)
+                                       fairness_key, deps_left, unregistered, waited_on)
                 SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
-                       live, true
+                       live, true, {member}
                 FROM placed WHERE home = 'waiting'
             ), edges AS (
                 INSERT INTO {dependency} (dep_id, waiter_id, settled)
@@ -374,8 +377,82 @@ final class JobSql {
                 SELECT id, 0, queue, 'cancelled', run_at, clock_timestamp(), failed_why, clock_timestamp()
                 FROM placed WHERE home = 'cancelled'
             )
-            SELECT id, ord FROM placed
+            SELECT id, ord, home FROM placed
             """;
+
+    /**
+     * Opens a batch ({@code workrow_batch}, V16) in the enqueue's transaction with its callbacks
+     * ({@code onSuccess}, {@code onFinish}, each optional: the parallel arrays of one or two jobs,
+     * with the kind of each), held in workrow_waiting until the batch is done, with no edge: only
+     * the batch releases them. Returns the batch's id and each callback's id by kind.
+     */
+    static final String BATCH_OPEN = """
+            WITH {new_jobs}, kinds AS (
+                SELECT * FROM unnest(?::text[]) WITH ORDINALITY AS kinds(kind, ord)
+            ), opened AS (
+                INSERT INTO {batch} (id, on_success_id, on_finish_id)
+                VALUES (nextval({batch_id_seq}),
+                        (SELECT input.id FROM input JOIN kinds USING (ord) WHERE kinds.kind = 'success'),
+                        (SELECT input.id FROM input JOIN kinds USING (ord) WHERE kinds.kind = 'finish'))
+                RETURNING id
+            ), data AS (
+                INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
+                                        payload, headers, max_attempts, fairness_key, batch_id)
+                SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key, payload::jsonb,
+                       headers::jsonb, max_attempts, fairness_key, (SELECT id FROM opened)
+                FROM input
+            ), held AS (
+                INSERT INTO {waiting} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
+                                       fairness_key, deps_left)
+                SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key, 1
+                FROM input
+            )
+            SELECT opened.id AS batch_id, callback.id, callback.kind
+            FROM opened
+            LEFT JOIN (SELECT input.id, kinds.kind FROM input JOIN kinds USING (ord)) AS callback ON true
+            """;
+
+
+    /**
+     * Seals batch {@code ?}: its member count ({@code ?}, the jobs its enqueue inserted), their
+     * first and last ids ({@code ?}, {@code ?}) and the members born cancelled ({@code ?}), then
+     * finishes it at once when nothing is left to end (empty, or every member born cancelled).
+     * Returns the callbacks that moved.
+     */
+    static final String BATCH_SEAL = """
+            WITH sealed AS (
+                UPDATE {batch} SET sealed = true, total = ?, first_job_id = ?, last_job_id = ?,
+                                   cancelled = cancelled + ?
+                WHERE id = ?
+                RETURNING id
+            )
+            SELECT moved.job_id AS id, moved.queue, moved.status
+            FROM sealed, {schema}.workrow_finish_batches(ARRAY[sealed.id]) AS moved
+            """;
+
+    /**
+     * Batch {@code ?}: its counters, its callbacks, and its members still queued or waiting, counted
+     * in each home within the batch's id range (its callbacks left out); the members running are
+     * the rest, in the same snapshot.
+     */
+    static final String BATCH_FIND = """
+            SELECT batch.id, batch.total, batch.completed, batch.dead, batch.cancelled, batch.on_success_id,
+                   batch.on_finish_id, batch.created_at, batch.finished_at, open.pending, open.scheduled, open.waiting
+            FROM {batch} AS batch
+            CROSS JOIN LATERAL (
+                SELECT (SELECT count(*) FROM {ready} AS home JOIN {job_data} AS data ON data.id = home.id
+                        WHERE home.id BETWEEN batch.first_job_id AND batch.last_job_id AND data.batch_id = batch.id)
+                           AS pending,
+                       (SELECT count(*) FROM {scheduled} AS home JOIN {job_data} AS data ON data.id = home.id
+                        WHERE home.id BETWEEN batch.first_job_id AND batch.last_job_id AND data.batch_id = batch.id)
+                           AS scheduled,
+                       (SELECT count(*) FROM {waiting} AS home JOIN {job_data} AS data ON data.id = home.id
+                        WHERE home.id BETWEEN batch.first_job_id AND batch.last_job_id AND data.batch_id = batch.id
+                          AND home.id IS DISTINCT FROM batch.on_success_id
+                          AND home.id IS DISTINCT FROM batch.on_finish_id) AS waiting) AS open
+            WHERE batch.id = ?
+            """;
+
 
     /** The enqueue's input: the parallel arrays with an id drawn for each job and its due time. */
     private static final String NEW_JOBS = """
@@ -395,19 +472,21 @@ final class JobSql {
         return """
                 data AS (
                     INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                                            payload, headers, max_attempts, fairness_key)
+                                            payload, headers, max_attempts, fairness_key, batch_id)
                     SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                           payload::jsonb, headers::jsonb, max_attempts, fairness_key
+                           payload::jsonb, headers::jsonb, max_attempts, fairness_key, {batch_id}
                     FROM {source}
                 ), due AS (
                     INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                         fairness_key)
-                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                                         fairness_key, waited_on)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
+                           {member}
                     FROM {source} WHERE run_at <= statement_timestamp()
                 ), later AS (
                     INSERT INTO {scheduled} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
-                                             fairness_key)
-                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key
+                                             fairness_key, waited_on)
+                    SELECT id, queue, priority, run_at, max_attempts, partition_key, partition_bucket, fairness_key,
+                           {member}
                     FROM {source} WHERE run_at > statement_timestamp()
                 )""".replace("{source}", source);
     }
@@ -496,10 +575,11 @@ final class JobSql {
                 SELECT claim.token, taken.position, taken.id, taken.queue,
                        taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, taken.last_error,
                        taken.last_error_at, data.partition_key, data.idempotency_key, data.payload::text AS payload,
-                       data.headers::text AS headers, step.step
+                       data.headers::text AS headers, step.step, data.batch_id
                 FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
                 JOIN claim ON {claim_match}
-                CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers
+                CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers,
+                                           job.batch_id
                                     FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
                 LEFT JOIN {step} AS step ON step.job_id = taken.id
                 ORDER BY taken.position
@@ -1103,14 +1183,23 @@ final class JobSql {
                 RETURNING dead.*
             ), retried AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by)
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on)
                 SELECT revived.id, revived.queue, data.priority, now(), 0, revived.max_attempts, 0, data.partition_key,
                        data.partition_bucket, data.fairness_key, revived.last_error, revived.last_error_at,
-                       revived.claimed_by
+                       revived.claimed_by, CASE WHEN data.batch_id IS NOT NULL THEN true END
                 FROM revived
-                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key
+                CROSS JOIN LATERAL (SELECT job.priority, job.partition_key, job.partition_bucket, job.fairness_key,
+                                           job.batch_id
                                     FROM {job_data} AS job WHERE job.id = revived.id OFFSET 0) AS data
                 RETURNING id
+            ), recounted AS (
+                UPDATE {batch} AS counted
+                SET dead = counted.dead - members.n
+                FROM (SELECT data.batch_id, count(*)::int AS n
+                      FROM {job_data} AS data
+                      WHERE data.id = ANY (ARRAY(SELECT id FROM revived)) AND data.batch_id IS NOT NULL
+                      GROUP BY data.batch_id) AS members
+                WHERE counted.id = members.batch_id
             )
             SELECT count(*) AS retried FROM retried
             """;
@@ -1143,6 +1232,14 @@ final class JobSql {
                 FROM closed
             ), steps AS (
                 DELETE FROM {step} WHERE job_id IN (SELECT id FROM closed)
+            ), recounted AS (
+                UPDATE {batch} AS counted
+                SET dead = counted.dead - members.n, cancelled = counted.cancelled + members.n
+                FROM (SELECT data.batch_id, count(*)::int AS n
+                      FROM {job_data} AS data
+                      WHERE data.id = ANY (ARRAY(SELECT id FROM closed)) AND data.batch_id IS NOT NULL
+                      GROUP BY data.batch_id) AS members
+                WHERE counted.id = members.batch_id
             )
             SELECT count(*) AS cancelled FROM closed
             """;
@@ -1397,6 +1494,18 @@ final class JobSql {
      * saved steps (dead is the last home that keeps a step); their data goes with its id range.
      * Dead jobs are few by nature, so this is the one retention that deletes rows one by one.
      */
+    /**
+     * Deletes up to {@code ?} batches finished more than {@code ?} milliseconds ago: their members'
+     * history goes by day, a batch row by age, one row per batch.
+     */
+    static final String BATCH_PRUNE = """
+            DELETE FROM {batch}
+            WHERE id = ANY (ARRAY(SELECT id FROM {batch}
+                                  WHERE finished_at < statement_timestamp() - ? * interval '1 millisecond'
+                                  ORDER BY finished_at
+                                  LIMIT ?))
+            """;
+
     static final String JOB_PRUNE_DEAD = """
             WITH old AS (
                 SELECT id FROM {dead}
@@ -1425,6 +1534,16 @@ final class JobSql {
                 AS name
             """;
 
+    /**
+     * An enqueue statement rendered for the members of a batch: their data carries the batch's id,
+     * bound as the parameter after the eleven arrays, and their rows the flag that sends their
+     * ends to the settling path, which counts them.
+     */
+    static String renderForBatch(String sql, SqlIdentifier schema) {
+        return render(sql.replace("WITH {new_jobs},", "WITH {new_jobs}, member_of AS (SELECT ?::bigint AS id),")
+                .replace("{batch_id}", "(SELECT id FROM member_of)").replace("{member}", "true"), schema);
+    }
+
     /** A claim statement rendered to write one claim row per job claimed, each at position 1. */
     static String renderPerJob(String sql, SqlIdentifier schema) {
         return render(sql.replace("{claim_group}", "id").replace("{position}", "1")
@@ -1448,12 +1567,15 @@ final class JobSql {
                 .replace("{workflow_verdict}", WORKFLOW_VERDICT).replace("{workflow_gate}", WORKFLOW_GATE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
                 .replace("{new_jobs}", NEW_JOBS)
+                .replace("{batch_id_seq}", "'" + prefix + "batch_id_seq'")
+                .replace("{batch_id}", "NULL::bigint").replace("{member}", "NULL::boolean")
                 .replace("{job_data}", prefix + "job_data")
                 .replace("{job_key}", prefix + "job_key")
                 .replace("{ready}", prefix + "ready")
                 .replace("{scheduled}", prefix + "scheduled")
                 .replace("{waiting}", prefix + "waiting")
                 .replace("{dependency}", prefix + "dependency")
+                .replace("{batch}", prefix + "batch")
                 .replace("{claim}", prefix + "claim")
                 .replace("{outcome}", prefix + "outcome")
                 .replace("{dead}", prefix + "dead")

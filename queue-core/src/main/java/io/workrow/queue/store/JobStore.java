@@ -155,6 +155,16 @@ public interface JobStore {
     Optional<JobDetail> find(long id);
 
     /**
+     * Enqueues a batch in one transaction (the caller's when there is one): its callbacks
+     * ({@code null} for none), held until the batch is done, then its members, then the seal. A
+     * member whose idempotency key is taken is not inserted and is not a member.
+     */
+    io.workrow.queue.BatchReceipt insertBatch(List<NewJob> members, NewJob onSuccess, NewJob onFinish);
+
+    /** A batch's counters and its open members by status; empty when there is no such batch. */
+    Optional<io.workrow.queue.BatchStatus> findBatch(long id);
+
+    /**
      * The stored result of job {@code id} as JSON text: empty when the job has not completed, its
      * handler returned nothing, or its history is past retention.
      */

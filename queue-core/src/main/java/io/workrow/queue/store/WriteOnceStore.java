@@ -38,7 +38,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      */
     public static final List<String> JOB_TABLES = List.of("workrow_job_data", "workrow_ready", "workrow_scheduled",
             "workrow_claim", "workrow_outcome", "workrow_dead", "workrow_job_key", "workrow_key_running",
-            "workrow_step", "workrow_waiting", "workrow_dependency");
+            "workrow_step", "workrow_waiting", "workrow_dependency", "workrow_batch");
 
     /**
      * How often a cancel looks again for a job that was between homes when it looked (each look a
@@ -68,6 +68,13 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String dependenciesCheck;
     private final String endManySettling;
     private final String settle;
+    private final String batchOpen;
+    private final String batchSeal;
+    private final String batchFind;
+    private final String batchPrune;
+    private final String batchInsertMany;
+    private final String batchInsertManyWithoutIdempotencyKeys;
+    private final String batchInsertManyAfter;
     /** The moves that make jobs terminal and the settle of their dependents, committed together. */
     private final org.springframework.transaction.support.TransactionTemplate settling;
     private final String findByIdempotencyKeys;
@@ -132,6 +139,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.dependenciesCheck = JobSql.render(JobSql.JOB_DEPENDENCIES_CHECK, schema);
         this.endManySettling = JobSql.render(JobSql.JOB_END_MANY_SETTLING, schema);
         this.settle = JobSql.render(JobSql.JOB_SETTLE, schema);
+        this.batchOpen = JobSql.render(JobSql.BATCH_OPEN, schema);
+        this.batchSeal = JobSql.render(JobSql.BATCH_SEAL, schema);
+        this.batchFind = JobSql.render(JobSql.BATCH_FIND, schema);
+        this.batchPrune = JobSql.render(JobSql.BATCH_PRUNE, schema);
+        this.batchInsertMany = JobSql.renderForBatch(JobSql.JOB_INSERT_MANY, schema);
+        this.batchInsertManyWithoutIdempotencyKeys = JobSql.renderForBatch(
+                JobSql.JOB_INSERT_MANY_WITHOUT_IDEMPOTENCY_KEYS, schema);
+        this.batchInsertManyAfter = JobSql.renderForBatch(JobSql.JOB_INSERT_MANY_AFTER, schema);
         this.settling = new org.springframework.transaction.support.TransactionTemplate(
                 new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
@@ -317,6 +332,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             done += outcomeDaysDrop(history).size();
             done += timed.update(outcomeDefaultPrune, history.toMillis(), limit);
             done += retireJobData(history).size();
+            done += timed.update(batchPrune, history.toMillis(), limit);
         }
         return done;
     }
@@ -335,19 +351,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             return List.of();
         }
         Long[] ids = new Long[jobs.size()];
-        boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
-        // The producer's statements: in the caller's transaction, bounded by nothing of Workrow's.
-        if (jobs.stream().anyMatch(NewJob::waits)) {
-            jdbc.query(dependentInsert(jobs), rs -> {
-                ids[rs.getInt("ord") - 1] = rs.getLong("id");
-            });
-        } else {
-            jdbc.query(arrays(anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys,
-                    ArrayParameters.newJobs(jobs)),
-                    rs -> {
-                        ids[rs.getInt("ord") - 1] = rs.getLong("id");
-                    });
-        }
+        insertFresh(jobs, null, ids);
         List<NewJob> taken = new ArrayList<>();
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] == null) {
@@ -373,11 +377,128 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     /**
+     * Inserts {@code jobs} (members of batch {@code batchId}, or of none when it is null), writing
+     * the id of each job inserted into {@code ids} at its index; a job whose idempotency key was
+     * taken is left null. Returns how many were born cancelled (after a dead or cancelled job).
+     */
+    private int insertFresh(List<NewJob> jobs, Long batchId, Long[] ids) {
+        int[] bornCancelled = {0};
+        boolean anyIdempotencyKey = jobs.stream().anyMatch(job -> job.idempotencyKey() != null);
+        // The producer's statements: in the caller's transaction, bounded by nothing of Workrow's.
+        if (jobs.stream().anyMatch(NewJob::waits)) {
+            jdbc.query(dependentInsert(jobs, batchId), rs -> {
+                ids[rs.getInt("ord") - 1] = rs.getLong("id");
+                if ("cancelled".equals(rs.getString("home"))) {
+                    bornCancelled[0]++;
+                }
+            });
+        } else {
+            String sql = batchId == null
+                    ? (anyIdempotencyKey ? insertMany : insertManyWithoutIdempotencyKeys)
+                    : (anyIdempotencyKey ? batchInsertMany : batchInsertManyWithoutIdempotencyKeys);
+            jdbc.query(withBatch(sql, ArrayParameters.newJobs(jobs), batchId, List.of()), rs -> {
+                ids[rs.getInt("ord") - 1] = rs.getLong("id");
+            });
+        }
+        return bornCancelled[0];
+    }
+
+    /**
+     * {@code sql} bound to the eleven job arrays, then the batch's id when there is one, then
+     * {@code rest} in order.
+     */
+    private static org.springframework.jdbc.core.PreparedStatementCreator withBatch(String sql,
+            ArrayParameters.Column[] jobColumns, Long batchId, List<Object> rest) {
+        return connection -> {
+            PreparedStatement statement = connection.prepareStatement(sql);
+            int index = 1;
+            for (ArrayParameters.Column jobColumn : jobColumns) {
+                statement.setArray(index++, jobColumn.create(connection));
+            }
+            if (batchId != null) {
+                statement.setLong(index++, batchId);
+            }
+            for (Object value : rest) {
+                if (value instanceof ArrayParameters.Column column) {
+                    statement.setArray(index++, column.create(connection));
+                } else {
+                    statement.setObject(index++, value);
+                }
+            }
+            return statement;
+        };
+    }
+
+    @Override
+    public io.workrow.queue.BatchReceipt insertBatch(List<NewJob> members, NewJob onSuccess, NewJob onFinish) {
+        return settling.execute(status -> {
+            List<NewJob> callbacks = new ArrayList<>();
+            List<String> kinds = new ArrayList<>();
+            if (onSuccess != null) {
+                callbacks.add(onSuccess);
+                kinds.add("success");
+            }
+            if (onFinish != null) {
+                callbacks.add(onFinish);
+                kinds.add("finish");
+            }
+            long[] batchId = {0};
+            jdbc.query(withBatch(batchOpen, ArrayParameters.newJobs(callbacks), null,
+                    List.of(column(kinds, "text", kind -> kind))), rs -> {
+                batchId[0] = rs.getLong("batch_id");
+            });
+            Long[] ids = new Long[members.size()];
+            int bornCancelled = 0;
+            for (int from = 0; from < members.size(); from += BATCH_CHUNK) {
+                List<NewJob> chunk = members.subList(from, Math.min(members.size(), from + BATCH_CHUNK));
+                Long[] chunkIds = new Long[chunk.size()];
+                bornCancelled += insertFresh(chunk, batchId[0], chunkIds);
+                System.arraycopy(chunkIds, 0, ids, from, chunkIds.length);
+            }
+            List<Long> inserted = java.util.Arrays.stream(ids).filter(java.util.Objects::nonNull).toList();
+            long first = inserted.stream().mapToLong(Long::longValue).min().orElse(0);
+            long last = inserted.stream().mapToLong(Long::longValue).max().orElse(0);
+            jdbc.query(batchSeal, rs -> {
+                log.debug("job={} queue={} is {}: batch {} was sealed with all its members ended", rs.getLong("id"),
+                        rs.getString("queue"), rs.getString("status"), batchId[0]);
+            }, inserted.size(), first, last, bornCancelled, batchId[0]);
+            return new io.workrow.queue.BatchReceipt(batchId[0], inserted);
+        });
+    }
+
+    /** Members per enqueue statement of a batch: a batch of any size is written in such chunks. */
+    static final int BATCH_CHUNK = 5_000;
+
+    @Override
+    public java.util.Optional<io.workrow.queue.BatchStatus> findBatch(long id) {
+        return timed.query(batchFind, (rs, row) -> {
+            Map<JobStatus, Long> counts = new java.util.EnumMap<>(JobStatus.class);
+            putIfAny(counts, JobStatus.COMPLETED, rs.getLong("completed"));
+            putIfAny(counts, JobStatus.DEAD, rs.getLong("dead"));
+            putIfAny(counts, JobStatus.CANCELLED, rs.getLong("cancelled"));
+            putIfAny(counts, JobStatus.PENDING, rs.getLong("pending"));
+            putIfAny(counts, JobStatus.SCHEDULED, rs.getLong("scheduled"));
+            putIfAny(counts, JobStatus.WAITING, rs.getLong("waiting"));
+            putIfAny(counts, JobStatus.RUNNING, rs.getInt("total") - counts.values().stream()
+                    .mapToLong(Long::longValue).sum());
+            return new io.workrow.queue.BatchStatus(rs.getLong("id"), rs.getInt("total"), counts,
+                    (Long) rs.getObject("on_success_id"), (Long) rs.getObject("on_finish_id"),
+                    JobReads.instant(rs, "created_at"), JobReads.instant(rs, "finished_at"));
+        }, id).stream().findFirst();
+    }
+
+    private static void putIfAny(Map<JobStatus, Long> counts, JobStatus status, long jobs) {
+        if (jobs > 0) {
+            counts.put(status, jobs);
+        }
+    }
+
+    /**
      * The enqueue of a batch in which jobs wait for others: refused before anything is written
      * when a job named does not exist; else {@link JobSql#JOB_INSERT_MANY_AFTER} with each job's
      * dependencies as parallel arrays.
      */
-    private org.springframework.jdbc.core.PreparedStatementCreator dependentInsert(List<NewJob> jobs) {
+    private org.springframework.jdbc.core.PreparedStatementCreator dependentInsert(List<NewJob> jobs, Long batchId) {
         List<Long> ords = new ArrayList<>();
         List<Long> deps = new ArrayList<>();
         List<Boolean> settled = new ArrayList<>();
@@ -404,19 +525,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             check[0] = rs.getTimestamp("since");
         });
         java.sql.Timestamp since = (java.sql.Timestamp) check[0];
-        ArrayParameters.Column[] jobColumns = ArrayParameters.newJobs(jobs);
-        return connection -> {
-            PreparedStatement statement = connection.prepareStatement(insertManyAfter);
-            int index = 1;
-            for (ArrayParameters.Column jobColumn : jobColumns) {
-                statement.setArray(index++, jobColumn.create(connection));
-            }
-            statement.setArray(index++, connection.createArrayOf("int8", ords.toArray()));
-            statement.setArray(index++, connection.createArrayOf("int8", deps.toArray()));
-            statement.setArray(index++, connection.createArrayOf("bool", settled.toArray()));
-            statement.setTimestamp(index, since);
-            return statement;
-        };
+        return withBatch(batchId == null ? insertManyAfter : batchInsertManyAfter, ArrayParameters.newJobs(jobs),
+                batchId, List.of(column(ords, "int8", ord -> ord), column(deps, "int8", dep -> dep),
+                        column(settled, "bool", flag -> flag), since));
     }
 
     private static final org.springframework.jdbc.core.RowMapper<ClaimedPosition> CLAIMED = (rs, row) ->
@@ -424,7 +535,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                     rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
                     rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
                     rs.getString("step"), JobReads.instant(rs, "run_at"), rs.getString("last_error"),
-                    JobReads.instant(rs, "last_error_at"));
+                    JobReads.instant(rs, "last_error_at"), (Long) rs.getObject("batch_id"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override

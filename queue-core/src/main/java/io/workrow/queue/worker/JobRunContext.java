@@ -107,6 +107,12 @@ final class JobRunContext implements JobContext {
     }
 
     @Override
+    public java.util.OptionalLong batchId() {
+        Long batch = job().batchId();
+        return batch == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(batch);
+    }
+
+    @Override
     public <T> Map<Long, T> dependencyResults(Class<T> type) {
         Map<Long, T> results = new LinkedHashMap<>();
         store.dependencyResultsJson(id()).forEach((id, json) -> results.put(id, type.cast(codec.decode(json, type))));

@@ -174,6 +174,16 @@ class WriteOnceQueryPlanTests {
                         + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
         CHECKS.put("JOB_DEPENDENCIES", new PlanCheck("bigint", "1000001", Set.of(JOB_DATA_PKEY)));
+        // Writes a batch row and its callbacks; reads no home.
+        CHECKS.put("BATCH_OPEN", new PlanCheck(
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], text[]",
+                "'{q1}', '{null}', '{0}', '{0}', '{null}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
+                        + " '{finish}'", Set.of(), true));
+        CHECKS.put("BATCH_SEAL", new PlanCheck("int, bigint, bigint, int, bigint", "3, 1, 3, 0, 1",
+                Set.of("workrow_batch_pkey")));
+        CHECKS.put("BATCH_FIND", new PlanCheck("bigint", "1", Set.of("workrow_batch_pkey")));
+        CHECKS.put("BATCH_PRUNE", new PlanCheck("bigint, int", "604800000, 1000",
+                Set.of("workrow_batch_finished_idx", "workrow_batch_pkey")));
         CHECKS.put("JOB_DEPENDENCY_RESULTS", new PlanCheck("bigint[], timestamptz", "'{1,2}', now() - interval '2 days'",
                 Set.of(OUTCOME_BRIN)));
         CHECKS.put("JOB_PROMOTE_SCHEDULED", new PlanCheck("int", "1000", Set.of("workrow_scheduled_run_at_idx")));
@@ -309,6 +319,14 @@ class WriteOnceQueryPlanTests {
                 INSERT INTO workrow_dependency (dep_id, waiter_id, settled)
                 SELECT 100 * k + d, {rows} + k, false
                 FROM generate_series(1, 9999) AS k, (VALUES (95), (96)) AS dep(d)
+                """, """
+                UPDATE workrow_job_data SET batch_id = id / 100 + 1 WHERE id <= 100000
+                """, """
+                INSERT INTO workrow_batch (id, total, sealed, completed, first_job_id, last_job_id, created_at,
+                                           finished_at)
+                SELECT b, 100, true, 85, (b - 1) * 100, (b - 1) * 100 + 99, now() - interval '12 days',
+                       CASE WHEN b % 2 = 0 THEN now() - (b % 20) * interval '1 day' END
+                FROM generate_series(1, 1001) AS b
                 """)) {
             jdbc.execute(fill.replace("{finished}", FINISHED).replace("{rows}", Integer.toString(ROWS)));
         }

@@ -133,6 +133,11 @@ class RecurringJobsTests {
             public <T> java.util.Optional<T> result(long id, Class<T> type) {
                 return real.result(id, type);
             }
+
+            @Override
+            public io.workrow.queue.JobBatch batch() {
+                return real.batch();
+            }
         };
         WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
                 .handler("reports", Report.class, (report, context) -> { }, QueueOptions.defaults())

@@ -40,9 +40,10 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
                     SELECT to_regclass(?) IS NOT NULL AS layout,
                            EXISTS (SELECT 1 FROM pg_attribute
                                    WHERE attrelid = to_regclass(?) AND attname = 'result' AND NOT attisdropped) AS results,
-                           to_regclass(?) IS NOT NULL AS dependencies
+                           to_regclass(?) IS NOT NULL AS dependencies,
+                           to_regclass(?) IS NOT NULL AS batches
                     """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
-                    schema.quoted() + ".workrow_waiting");
+                    schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -55,6 +56,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("dependencies"))) {
             throw notMigrated("15", "it has no workrow_waiting table");
+        }
+        if (!Boolean.TRUE.equals(found.get("batches"))) {
+            throw notMigrated("16", "it has no workrow_batch table");
         }
     }
 
