@@ -4,10 +4,12 @@ import io.workrow.queue.JobStatus;
 import io.workrow.queue.payload.PayloadCodec;
 import java.lang.reflect.Type;
 import java.time.Instant;
+import java.util.List;
 
 /**
- * A job waiting in a queue ({@code pending}, or {@code scheduled} for later), as a test sees it:
- * its row's routing and timing, and its payload read as the queue's handler reads it.
+ * A job waiting in a queue ({@code pending}, {@code scheduled} for later, or {@code waiting} for
+ * other jobs), as a test sees it: its row's routing and timing, the jobs it waits for, and its
+ * payload read as the queue's handler reads it.
  */
 public final class EnqueuedJob {
 
@@ -23,10 +25,14 @@ public final class EnqueuedJob {
     private final int maxAttempts;
     private final Type handlerPayloadType;
     private final PayloadCodec codec;
+    private final List<Long> after;
+    private final List<Long> afterSettled;
 
     EnqueuedJob(long id, String queue, JobStatus status, String payloadJson, String partitionKey,
             String idempotencyKey, String fairnessKey, Instant runAt, int priority, int maxAttempts,
-            Type handlerPayloadType, PayloadCodec codec) {
+            Type handlerPayloadType, PayloadCodec codec, List<Long> after, List<Long> afterSettled) {
+        this.after = after;
+        this.afterSettled = afterSettled;
         this.id = id;
         this.queue = queue;
         this.status = status;
@@ -49,9 +55,19 @@ public final class EnqueuedJob {
         return queue;
     }
 
-    /** {@code PENDING} when due, {@code SCHEDULED} when due later. */
+    /** {@code PENDING} when due, {@code SCHEDULED} when due later, {@code WAITING} while it waits for other jobs. */
     public JobStatus status() {
         return status;
+    }
+
+    /** The jobs it was enqueued to wait for ({@code JobRequest.after}), in the order named; empty for none. */
+    public List<Long> after() {
+        return after;
+    }
+
+    /** The jobs it was enqueued to wait for however they end ({@code afterSettled}); empty for none. */
+    public List<Long> afterSettled() {
+        return afterSettled;
     }
 
     /** The payload as stored. */

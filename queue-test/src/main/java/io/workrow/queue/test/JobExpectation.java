@@ -82,6 +82,26 @@ public final class JobExpectation {
                         : "it runs at " + job.runAt());
     }
 
+    /** Waiting for other jobs to end ({@code WAITING}), not yet claimable. */
+    public JobExpectation waiting() {
+        return check("status waiting", job -> job.status() == io.workrow.queue.JobStatus.WAITING ? null
+                : "it is " + job.status().columnValue());
+    }
+
+    /** Enqueued to wait for these jobs to complete ({@code JobRequest.after}), exactly these, in this order. */
+    public JobExpectation after(long... ids) {
+        List<Long> expected = java.util.Arrays.stream(ids).boxed().toList();
+        return check("after " + expected, job -> expected.equals(job.after()) ? null
+                : "it waits for " + (job.after().isEmpty() ? "no job" : job.after().toString()));
+    }
+
+    /** Enqueued to wait for these jobs to end, however ({@code JobRequest.afterSettled}), exactly these, in this order. */
+    public JobExpectation afterSettled(long... ids) {
+        List<Long> expected = java.util.Arrays.stream(ids).boxed().toList();
+        return check("afterSettled " + expected, job -> expected.equals(job.afterSettled()) ? null
+                : "it waits for " + (job.afterSettled().isEmpty() ? "no job to end" : job.afterSettled() + " to end"));
+    }
+
     public JobExpectation priority(int expected) {
         return check("priority " + expected, job -> job.priority() == expected ? null
                 : "its priority is " + job.priority());

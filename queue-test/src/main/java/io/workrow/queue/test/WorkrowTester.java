@@ -45,25 +45,33 @@ public final class WorkrowTester {
             Function<String, Type> handlerPayloadTypes, Supplier<WorkerRuntime> runtime) {
         this.jdbc = new JdbcTemplate(dataSource);
         this.enqueuedSql = """
-                SELECT id, queue, status, payload::text AS payload, partition_key, idempotency_key, fairness_key,
-                       run_at, priority, max_attempts
-                  FROM %s.workrow_job
-                 WHERE queue = ? AND status IN ('pending', 'scheduled')
-                 ORDER BY id
+                SELECT job.id, job.queue, job.status, job.payload::text AS payload, job.partition_key,
+                       job.idempotency_key, job.fairness_key, job.run_at, job.priority, job.max_attempts,
+                       data.after_ids, data.after_settled_ids
+                  FROM %1$s.workrow_job AS job
+                  JOIN %1$s.workrow_job_data AS data ON data.id = job.id
+                 WHERE job.queue = ? AND job.status IN ('pending', 'scheduled', 'waiting')
+                 ORDER BY job.id
                 """.formatted(schema.quoted());
         this.codec = codec;
         this.handlerPayloadTypes = handlerPayloadTypes;
         this.runtime = runtime;
     }
 
-    /** The jobs waiting in {@code queue} (due now or later), oldest first. */
+    private static List<Long> ids(java.sql.ResultSet row, String column) throws java.sql.SQLException {
+        java.sql.Array ids = row.getArray(column);
+        return ids == null ? List.of() : List.of((Long[]) ids.getArray());
+    }
+
+    /** The jobs waiting in {@code queue} (due now or later, or waiting for other jobs), oldest first. */
     public List<EnqueuedJob> enqueued(String queue) {
         Type payloadType = handlerPayloadTypes.apply(queue);
         return jdbc.query(enqueuedSql, (row, n) -> new EnqueuedJob(row.getLong("id"), row.getString("queue"),
                 JobStatus.fromColumn(row.getString("status")), row.getString("payload"),
                 row.getString("partition_key"), row.getString("idempotency_key"),
                 emptyAsNull(row.getString("fairness_key")), row.getTimestamp("run_at").toInstant(),
-                row.getInt("priority"), row.getInt("max_attempts"), payloadType, codec), queue);
+                row.getInt("priority"), row.getInt("max_attempts"), payloadType, codec, ids(row, "after_ids"),
+                ids(row, "after_settled_ids")), queue);
     }
 
     /**
@@ -100,6 +108,31 @@ public final class WorkrowTester {
     public List<DrainedJob> drain(String queue) {
         return runtime.get().drain(queue);
     }
+
+    /**
+     * Drains {@code queues} in turn, again and again, until none of them has a due job: jobs that
+     * wait for others ({@code JobRequest.after}) and batch callbacks released by the runs, in any
+     * of these queues, run in the same call. Returns every run in the order it ran.
+     *
+     * @throws IllegalStateException after {@value #MOST_PASSES} passes that each ran something
+     */
+    public List<DrainedJob> drain(String... queues) {
+        List<DrainedJob> runs = new java.util.ArrayList<>();
+        for (int pass = 0; pass < MOST_PASSES; pass++) {
+            int before = runs.size();
+            for (String queue : queues) {
+                runs.addAll(runtime.get().drain(queue));
+            }
+            if (runs.size() == before) {
+                return runs;
+            }
+        }
+        throw new IllegalStateException("drain(" + String.join(", ", queues) + ") still found due jobs after "
+                + MOST_PASSES + " passes: handlers that keep enqueueing into these queues");
+    }
+
+    /** How many times {@link #drain(String...)} goes over its queues before it gives up. */
+    static final int MOST_PASSES = 100;
 
     private static String describe(List<EnqueuedJob> jobs, JobExpectation expected) {
         if (jobs.isEmpty()) {

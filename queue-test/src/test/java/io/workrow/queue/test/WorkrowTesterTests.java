@@ -153,6 +153,22 @@ class WorkrowTesterTests {
         assertThat(workrow.drain("greet")).as("the failure waits out its one-minute backoff").isEmpty();
     }
 
+    @Test
+    void aJobWaitingForAnotherIsEnqueuedAsWaitingAndADrainOfBothQueuesRunsItOnceReleased() {
+        long greeting = greeter.greetLater("ada", Duration.ZERO);
+        long thanks = greeter.thankAfter(greeting, "ada");
+
+        workrow.assertEnqueued(JobExpectation.on("thank").waiting().after(greeting));
+        assertThatThrownBy(() -> workrow.assertEnqueued(JobExpectation.on("thank").after(greeting + 1)))
+                .hasMessageContaining("expected after [" + (greeting + 1) + "], but it waits for [" + greeting + "]");
+        assertThat(workrow.drain("thank")).as("not due while it waits").isEmpty();
+
+        List<DrainedJob> runs = workrow.drain("greet", "thank");
+
+        assertThat(runs).extracting(DrainedJob::id).containsExactly(greeting, thanks);
+        assertThat(jobQueue.result(thanks, String.class)).contains("thanks ada");
+    }
+
     /** The database the first test of this class ran on: the outer class's tests run before the nested ones. */
     private static final AtomicReference<String> firstDatabase = new AtomicReference<>();
 

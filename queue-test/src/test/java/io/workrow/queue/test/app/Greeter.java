@@ -13,7 +13,8 @@ import org.springframework.transaction.annotation.Transactional;
 
 /**
  * Greets people: {@link #greetLater} enqueues, in the caller's transaction, a {@code greet} job
- * that {@link #greet} runs. A greeting for {@code nobody} fails.
+ * that {@link #greet} runs. A greeting for {@code nobody} fails. {@link #thankAfter} enqueues a
+ * {@code thank} job that waits for a greeting.
  */
 @Service
 public class Greeter {
@@ -41,6 +42,18 @@ public class Greeter {
             throw new IllegalArgumentException("nobody to greet");
         }
         jdbc.update("INSERT INTO greeted (name) VALUES (?)", greeting.name());
+    }
+
+    /** A thank-you for {@code name}, run once the greeting {@code greetingId} has completed. */
+    @Transactional
+    public long thankAfter(long greetingId, String name) {
+        return jobQueue.enqueue(JobRequest.of("thank", new Greeting(name, "thanks " + name)).after(greetingId));
+    }
+
+    @QueueHandler("thank")
+    String thank(Greeting greeting) {
+        threads.add(Thread.currentThread().getName());
+        return greeting.text();
     }
 
     /** The threads the handler ran on, in order. */
