@@ -47,6 +47,15 @@ public interface QueueAdmin {
      */
     List<DeadErrorGroup> deadErrorGroups(String queue, int limit);
 
+    /** The most jobs {@link #dependencies(long)} lists on each side. */
+    int DEPENDENCIES_LISTED = 100;
+
+    /** Jobs waiting for other jobs to end, lowest id first; {@code queue} null for all. */
+    List<JobSummary> waitingJobs(String queue, int limit);
+
+    /** What job {@code id} waits for and what waits for it, with their statuses; empty when no job has this id. */
+    Optional<JobDependencies> dependencies(long id);
+
     /** One job's whole row, payload included; empty when no job has this id. */
     Optional<JobDetail> job(long id);
 

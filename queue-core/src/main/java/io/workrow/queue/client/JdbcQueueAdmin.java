@@ -63,6 +63,16 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
+    public List<JobSummary> waitingJobs(String queue, int limit) {
+        return store.listWaiting(queue, limit);
+    }
+
+    @Override
+    public Optional<io.workrow.queue.JobDependencies> dependencies(long id) {
+        return store.dependencies(id);
+    }
+
+    @Override
     public Optional<io.workrow.queue.BatchStatus> batch(long id) {
         return store.findBatch(id);
     }

@@ -42,13 +42,20 @@ final class JobReads {
     private final String result;
     private final String dependencies;
     private final String dependencyResults;
+    private final String listWaiting;
+    private final String waitsFor;
+    private final String waitedOnBy;
     private final String deadErrorGroupsOfQueue;
     private final String find;
     private final String finishedPerMinute;
 
     JobReads(JdbcTemplate timed, String queueDepth, String listRunning, String listDead, String deadErrorGroups,
             String deadErrorGroupsOfQueue, String find, String finishedPerMinute, String createdAt, String result,
-            String dependencies, String dependencyResults) {
+            String dependencies, String dependencyResults, String listWaiting, String waitsFor,
+            String waitedOnBy) {
+        this.listWaiting = listWaiting;
+        this.waitsFor = waitsFor;
+        this.waitedOnBy = waitedOnBy;
         this.timed = timed;
         this.queueDepth = queueDepth;
         this.listRunning = listRunning;
@@ -152,6 +159,29 @@ final class JobReads {
             }
         }
         return results;
+    }
+
+    /** Jobs waiting for others, lowest id first; {@code queue} narrows the list when not null. */
+    public List<JobSummary> listWaiting(String queue, int limit) {
+        return timed.query(listWaiting, JOB_SUMMARY, queue, queue, limit);
+    }
+
+    /** Both sides of job {@code id}'s dependencies, at most {@link QueueAdmin#DEPENDENCIES_LISTED} each. */
+    public Optional<io.workrow.queue.JobDependencies> dependencies(long id) {
+        List<io.workrow.queue.JobDependencies.Link> waits = timed.query(waitsFor, (rs, row) ->
+                new io.workrow.queue.JobDependencies.Link(rs.getLong("id"), rs.getString("queue"),
+                        rs.getString("status") == null ? null : JobStatus.fromColumn(rs.getString("status")),
+                        rs.getBoolean("settled")), QueueAdmin.DEPENDENCIES_LISTED, id);
+        long[] total = {0};
+        List<io.workrow.queue.JobDependencies.Link> waited = timed.query(waitedOnBy, (rs, row) -> {
+            total[0] = rs.getLong("total");
+            return new io.workrow.queue.JobDependencies.Link(rs.getLong("id"), rs.getString("queue"),
+                    JobStatus.WAITING, rs.getBoolean("settled"));
+        }, id, QueueAdmin.DEPENDENCIES_LISTED);
+        if (waits.isEmpty() && waited.isEmpty() && find(id).isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new io.workrow.queue.JobDependencies(id, waits, waited, total[0]));
     }
 
     /** Jobs finished per queue and minute from the minute of {@code since} (at most a day back). */

@@ -1377,6 +1377,49 @@ final class JobSql {
                   FROM {job_data} AS data WHERE data.id = ?) AS listed
             """;
 
+    /** Jobs waiting for others, lowest id first, of queue {@code ?} (all when null), at most {@code ?}. */
+    static final String JOB_LIST_WAITING = """
+            SELECT waiting.id, waiting.queue, 'waiting' AS status, waiting.attempts, waiting.max_attempts,
+                   NULL AS claimed_by, NULL::timestamptz AS lease_expires_at, waiting.run_at, waiting.last_error,
+                   waiting.last_error_at, data.created_at, waiting.expiries AS lease_expiries
+            FROM {waiting} AS waiting
+            JOIN {job_data} AS data ON data.id = waiting.id
+            WHERE (?::text IS NULL OR waiting.queue = ?)
+            ORDER BY waiting.id
+            LIMIT ?
+            """;
+
+    /**
+     * The jobs job {@code ?} was enqueued to wait for (at most {@code ?}), in the order named, with
+     * whether any end of each counts, and each one's status now (NULL past retention).
+     */
+    static final String JOB_WAITS_FOR = """
+            SELECT listed.dep_id AS id, job.queue, job.status, listed.settled
+            FROM {job_data} AS data
+            CROSS JOIN LATERAL (SELECT dep_id, false AS settled, n FROM unnest(data.after_ids) WITH ORDINALITY
+                                       AS named(dep_id, n)
+                                UNION ALL
+                                SELECT dep_id, true, 100000 + n FROM unnest(data.after_settled_ids) WITH ORDINALITY
+                                       AS named(dep_id, n)
+                                ORDER BY 3
+                                LIMIT ?) AS listed
+            LEFT JOIN LATERAL (SELECT job.queue, job.status FROM {job} AS job WHERE job.id = listed.dep_id
+                               LIMIT 1) AS job ON true
+            WHERE data.id = ?
+            ORDER BY listed.n
+            """;
+
+    /** The jobs still waiting for job {@code ?}: at most {@code ?} of them, lowest id first, and how many in all. */
+    static final String JOB_WAITED_ON_BY = """
+            SELECT edge.waiter_id AS id, waiting.queue, edge.settled,
+                   (SELECT count(*) FROM {dependency} AS every WHERE every.dep_id = edge.dep_id) AS total
+            FROM {dependency} AS edge
+            JOIN {waiting} AS waiting ON waiting.id = edge.waiter_id
+            WHERE edge.dep_id = ?
+            ORDER BY edge.waiter_id
+            LIMIT ?
+            """;
+
     /**
      * The results of the completed jobs among {@code ?::bigint[]}, read from their outcome rows
      * on or after the oldest enqueue time among them (bound as it is, so older days are pruned).

@@ -161,6 +161,12 @@ public interface JobStore {
      */
     io.workrow.queue.BatchReceipt insertBatch(List<NewJob> members, NewJob onSuccess, NewJob onFinish);
 
+    /** Jobs waiting for other jobs, lowest id first; {@code queue} narrows the list when not null. */
+    List<io.workrow.queue.JobSummary> listWaiting(String queue, int limit);
+
+    /** What job {@code id} waits for and what waits for it; empty when no job has this id. */
+    Optional<io.workrow.queue.JobDependencies> dependencies(long id);
+
     /** A batch's counters and its open members by status; empty when there is no such batch. */
     Optional<io.workrow.queue.BatchStatus> findBatch(long id);
 

@@ -185,7 +185,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 JobSql.render(JobSql.JOB_CREATED_AT, schema),
                 JobSql.render(JobSql.JOB_RESULT, schema),
                 JobSql.render(JobSql.JOB_DEPENDENCIES, schema),
-                JobSql.render(JobSql.JOB_DEPENDENCY_RESULTS, schema));
+                JobSql.render(JobSql.JOB_DEPENDENCY_RESULTS, schema),
+                JobSql.render(JobSql.JOB_LIST_WAITING, schema),
+                JobSql.render(JobSql.JOB_WAITS_FOR, schema),
+                JobSql.render(JobSql.JOB_WAITED_ON_BY, schema));
         this.outcomeDaysExpired = JobSql.render(JobSql.OUTCOME_DAYS_EXPIRED, schema);
         this.outcomeDayDetach = JobSql.render(JobSql.OUTCOME_DAY_DETACH, schema);
         this.outcomeDayDrop = JobSql.render(JobSql.OUTCOME_DAY_DROP, schema);
@@ -468,6 +471,16 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
 
     /** Members per enqueue statement of a batch: a batch of any size is written in such chunks. */
     static final int BATCH_CHUNK = 5_000;
+
+    @Override
+    public List<io.workrow.queue.JobSummary> listWaiting(String queue, int limit) {
+        return reads.listWaiting(queue, limit);
+    }
+
+    @Override
+    public java.util.Optional<io.workrow.queue.JobDependencies> dependencies(long id) {
+        return reads.dependencies(id);
+    }
 
     @Override
     public java.util.Optional<io.workrow.queue.BatchStatus> findBatch(long id) {

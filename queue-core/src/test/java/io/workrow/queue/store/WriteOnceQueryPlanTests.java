@@ -174,6 +174,11 @@ class WriteOnceQueryPlanTests {
                         + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
         CHECKS.put("JOB_DEPENDENCIES", new PlanCheck("bigint", "1000001", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_LIST_WAITING", new PlanCheck("text, text, int", "'q1', 'q1', 100",
+                Set.of("workrow_waiting_pkey", "workrow_waiting_queue_idx")));
+        CHECKS.put("JOB_WAITS_FOR", new PlanCheck("int, bigint", "100, 1000001", Set.of(JOB_DATA_PKEY)));
+        CHECKS.put("JOB_WAITED_ON_BY", new PlanCheck("bigint, int", "95, 100",
+                Set.of("workrow_dependency_pkey", "workrow_waiting_pkey"), true));
         // Writes a batch row and its callbacks; reads no home.
         CHECKS.put("BATCH_OPEN", new PlanCheck(
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], text[]",

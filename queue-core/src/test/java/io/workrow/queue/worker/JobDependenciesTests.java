@@ -323,6 +323,36 @@ class JobDependenciesTests {
     }
 
     @Test
+    void theAdminListsWaitingJobsAndBothSidesOfAJobsDependencies() {
+        long eur = fetch("EUR");
+        long usd = fetch("USD");
+        long report = jobQueue.enqueue(JobRequest.of("build-report", new Build("a")).after(eur).afterSettled(usd));
+        long other = jobQueue.enqueue(JobRequest.of("build-report", new Build("b")).after(eur));
+        runtime().drain("fetch-rate");
+        database.jdbc().update("UPDATE workrow_ready SET run_at = now() + interval '1 hour'");
+        long late = fetch("GBP");
+        long waiting = jobQueue.enqueue(JobRequest.of("build-report", new Build("c")).after(late));
+        io.workrow.queue.client.JdbcQueueAdmin admin = new io.workrow.queue.client.JdbcQueueAdmin(database.store());
+
+        assertThat(admin.waitingJobs("build-report", 10)).extracting(io.workrow.queue.JobSummary::id)
+                .containsExactly(waiting);
+        assertThat(admin.dependencies(report)).get().satisfies(dependencies -> {
+            assertThat(dependencies.waitsFor()).containsExactly(
+                    new io.workrow.queue.JobDependencies.Link(eur, "fetch-rate", JobStatus.COMPLETED, false),
+                    new io.workrow.queue.JobDependencies.Link(usd, "fetch-rate", JobStatus.COMPLETED, true));
+            assertThat(dependencies.waitedOnBy()).isEmpty();
+        });
+        assertThat(admin.dependencies(late)).get().satisfies(dependencies -> {
+            assertThat(dependencies.waitsFor()).isEmpty();
+            assertThat(dependencies.waitedOnBy()).containsExactly(
+                    new io.workrow.queue.JobDependencies.Link(waiting, "build-report", JobStatus.WAITING, false));
+            assertThat(dependencies.waitedOnByCount()).isOne();
+        });
+        assertThat(admin.dependencies(other)).isPresent();
+        assertThat(admin.dependencies(Long.MAX_VALUE)).isEmpty();
+    }
+
+    @Test
     void waitingJobsAreCountedPerQueue() {
         long eur = fetch("EUR");
         jobQueue.enqueueAll(List.of(JobRequest.of("build-report", new Build("a")).after(eur),

@@ -201,6 +201,24 @@ class WorkrowObservabilityTests {
     }
 
     @Test
+    void endpointListsTheJobsWaitingForOthersAndCancelsOne() {
+        runner.withPropertyValues("workrow.enabled=false").run(context -> {
+            JobQueue jobQueue = context.getBean(JobQueue.class);
+            long first = jobQueue.enqueue("webhooks", new Ping(1));
+            long waiting = jobQueue.enqueue(io.workrow.queue.JobRequest.of("webhooks", new Ping(2)).after(first));
+            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+
+            assertThat(endpoint.jobs("webhooks", "waiting", null, null)).extracting(JobSummary::id)
+                    .containsExactly(waiting);
+            assertThat(endpoint.queues().queues()).filteredOn(stats -> stats.queue().equals("webhooks"))
+                    .singleElement().satisfies(stats -> assertThat(stats.waiting()).isOne());
+            assertThat(endpoint.operate("webhooks", "cancel", null, null, null, waiting, null, null, null, null))
+                    .containsEntry("cancelled", true);
+            assertThat(endpoint.jobs("webhooks", "waiting", null, null)).isEmpty();
+        });
+    }
+
+    @Test
     void endpointRetriesExactlyTheDeadJobsMatchingTheErrorText() {
         runner.withPropertyValues("workrow.enabled=false").run(context -> {
             JobQueue jobQueue = context.getBean(JobQueue.class);

@@ -24,6 +24,7 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, every
  * circuit breaker's state and every fairness key's setting.</li>
  * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
+ * <li>{@code GET /actuator/workrow/{queue}/waiting}: jobs waiting for other jobs to end.</li>
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
  * whose last error contains the text ({@code limit}, 1 to 1000, default 100).</li>
  * <li>{@code POST /actuator/workrow/{queue}/retry} with {@code {"ids":[1,2]}} or
@@ -68,9 +69,10 @@ public class WorkrowEndpoint {
         }
         return switch (state) {
             case "running" -> admin.runningJobs(queue, rows);
+            case "waiting" -> admin.waitingJobs(queue, rows);
             case "dead" -> admin.deadJobs(queue, error, rows);
             default -> throw new InvalidEndpointRequestException("Unknown job state '" + state + "'",
-                    "Use running or dead");
+                    "Use running, waiting or dead");
         };
     }
 

@@ -37,7 +37,7 @@ public record DashboardOverview(long now, long refreshMillis, Writes writes,
      */
     public record QueueView(String queue, long pending, long due, long scheduled, long running, long dead,
             long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
-            List<Long> completedPerMinute, List<Long> deadPerMinute) {
+            List<Long> completedPerMinute, List<Long> deadPerMinute, long waiting) {
     }
 
     /** A queue's circuit breaker. */

@@ -114,7 +114,7 @@ final class DashboardReads {
             long[][] series = perMinute.getOrDefault(name, new long[2][ThroughputHistory.MINUTES]);
             queues.add(new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
                     row.oldestDueAge().toMillis(), row.paused(), breaker(breakers.get(name)),
-                    boxed(series[0]), boxed(series[1])));
+                    boxed(series[0]), boxed(series[1]), row.waiting()));
         }
         List<RunningJob> running = parts.read("running jobs", List::<RunningJob>of,
                 () -> admin.runningJobs(null, ROWS).stream()
@@ -171,7 +171,24 @@ final class DashboardReads {
 
     /** One job's row, its payload, headers and step withheld unless the page may show them. */
     Optional<Map<String, @Nullable Object>> job(long id) {
-        return admin.job(id).map(found -> showPayloads ? found : found.withoutPayload()).map(this::view);
+        return admin.job(id).map(found -> showPayloads ? found : found.withoutPayload()).map(this::view)
+                .map(view -> {
+                    admin.dependencies(id).ifPresent(dependencies -> {
+                        view.put("waitsFor", dependencies.waitsFor().stream().map(DashboardReads::link).toList());
+                        view.put("waitedOnBy", dependencies.waitedOnBy().stream().map(DashboardReads::link).toList());
+                        view.put("waitedOnByCount", dependencies.waitedOnByCount());
+                    });
+                    return view;
+                });
+    }
+
+    private static Map<String, @Nullable Object> link(io.workrow.queue.JobDependencies.Link link) {
+        Map<String, @Nullable Object> view = new LinkedHashMap<>();
+        view.put("id", link.id());
+        view.put("queue", link.queue());
+        view.put("status", link.status() == null ? null : link.status().columnValue());
+        view.put("settled", link.settled());
+        return view;
     }
 
     private Map<String, @Nullable Object> view(JobDetail job) {

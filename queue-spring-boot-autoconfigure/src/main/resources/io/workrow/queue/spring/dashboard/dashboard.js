@@ -148,6 +148,7 @@
         el('td', { class: 'num' }, queue.pending),
         el('td', { class: 'num' }, queue.due),
         el('td', { class: 'num' }, queue.scheduled),
+        el('td', { class: 'num' }, queue.waiting),
         el('td', { class: 'num' }, queue.running),
         el('td', { class: queue.dead > 0 ? 'num dead-count' : 'num' }, queue.dead),
         el('td', { class: 'num' }, queue.due > 0 ? duration(queue.oldestDueMillis) : ''),
@@ -257,6 +258,18 @@
       fields.push(el('dt', {}, 'Payload'), el('dd', { 'data-field': 'Payload', class: 'muted' },
         'withheld (workrow.dashboard.show-payloads is false)'));
     }
+    const links = (list, more) => el('ul', { class: 'links' }, ...list.map(link => el('li', {},
+      el('a', { href: `#job=${link.id}` }, `#${link.id}`), ` ${link.queue} `,
+      el('span', { class: `badge ${link.status || 'gone'}` }, link.status || 'past retention'),
+      link.settled ? el('span', { class: 'muted' }, ' (any end)') : '')),
+      ...(more > list.length ? [el('li', { class: 'muted' }, `and ${more - list.length} more`)] : []));
+    if (job.waitsFor && job.waitsFor.length > 0) {
+      fields.push(el('dt', {}, 'Waits for'), el('dd', { 'data-field': 'Waits for' }, links(job.waitsFor, job.waitsFor.length)));
+    }
+    if (job.waitedOnBy && job.waitedOnBy.length > 0) {
+      fields.push(el('dt', {}, 'Waited on by'),
+        el('dd', { 'data-field': 'Waited on by' }, links(job.waitedOnBy, job.waitedOnByCount)));
+    }
     $('job-fields').replaceChildren(...fields);
     const actions = [];
     if (overview && overview.writes.allowed) {
@@ -267,7 +280,7 @@
           () => write(job.queue, 'cancel-dead', { ids: [job.id] },
             result => result.cancelled ? `Cancelled dead job ${job.id}.` : `Job ${job.id} was no longer dead.`)));
       }
-      if (['pending', 'scheduled', 'running'].includes(job.status)) {
+      if (['pending', 'scheduled', 'waiting', 'running'].includes(job.status)) {
         actions.push(confirmButton(`job:${job.id}`, 'Cancel', 'Really cancel?', { 'data-action': 'cancel' }, () => write(job.queue, 'cancel', { id: job.id },
           result => result.cancelled ? `Cancelled job ${job.id}.` : `Job ${job.id} had already finished.`)));
       }

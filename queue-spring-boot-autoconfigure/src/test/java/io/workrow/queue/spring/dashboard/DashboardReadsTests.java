@@ -105,6 +105,23 @@ class DashboardReadsTests {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void aQueueCountsItsWaitingJobsAndAJobsPageListsWhatItWaitsForAndWhatWaitsForIt() {
+        JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+        long first = jobQueue.enqueue(JobRequest.of("webhooks", Map.of("url", "https://example.com/1")));
+        long waiting = jobQueue.enqueue(JobRequest.of("webhooks", Map.of("url", "https://example.com/2"))
+                .after(first));
+
+        assertThat(reads.overview(writes, true).queues()).singleElement().extracting(QueueView::waiting).isEqualTo(1L);
+        Map<String, Object> page = reads.job(waiting).orElseThrow();
+        assertThat(page).containsEntry("status", "waiting");
+        assertThat((List<Map<String, Object>>) page.get("waitsFor")).singleElement().satisfies(link -> assertThat(link)
+                .containsEntry("id", first).containsEntry("status", "pending").containsEntry("settled", false));
+        assertThat((List<Map<String, Object>>) reads.job(first).orElseThrow().get("waitedOnBy")).singleElement()
+                .satisfies(link -> assertThat(link).containsEntry("id", waiting).containsEntry("status", "waiting"));
+    }
+
+    @Test
     void aPartThatCannotBeReadIsNamedAndShownEmptyWhileTheRestOfThePageStays() {
         doThrow(new QueryTimeoutException("canceling statement due to statement timeout"))
                 .when(admin).finishedPerMinute(any());
