@@ -58,6 +58,10 @@ final class JdbcJobBatch implements JobBatch {
         if (existing != null) {
             throw new IllegalStateException("a batch has at most one " + kind + " callback");
         }
+        if (callback.idempotencyKey() != null) {
+            throw new IllegalArgumentException(kind + " callback " + callback
+                    + " has an idempotency key: a callback runs once for its batch, which is its key");
+        }
         if (!callback.after().isEmpty() || !callback.afterSettled().isEmpty()) {
             throw new IllegalArgumentException(kind + " callback " + callback
                     + " waits for other jobs: a callback waits for its batch alone");

@@ -12,6 +12,9 @@ import java.time.Instant;
  * @param lastError the error of its last failed attempt, if any, as its waiting row had it
  * @param lastErrorAt when that error happened
  * @param batchId the batch it belongs to ({@code JobQueue.batch()}), or {@code null}
+ * @param waitedOn whether, when claimed, other jobs waited for it or it was a batch member: its
+ *     end then goes straight to the settling path (a dependent registered later is caught by the
+ *     lean ends' gate)
  */
 public record ClaimedPosition(
         long token,
@@ -29,13 +32,14 @@ public record ClaimedPosition(
         Instant runAt,
         String lastError,
         Instant lastErrorAt,
-        Long batchId) {
+        Long batchId,
+        boolean waitedOn) {
 
     /** A job of no batch. */
     public ClaimedPosition(long token, int position, long id, String queue, String partitionKey,
             String idempotencyKey, String payloadJson, String headersJson, int attempt, int maxAttempts, int expiries,
             String step, Instant runAt, String lastError, Instant lastErrorAt) {
         this(token, position, id, queue, partitionKey, idempotencyKey, payloadJson, headersJson, attempt, maxAttempts,
-                expiries, step, runAt, lastError, lastErrorAt, null);
+                expiries, step, runAt, lastError, lastErrorAt, null, false);
     }
 }

@@ -199,7 +199,8 @@ final class JobSql {
     private static final String VERDICTS = """
             accepted.id IS NULL AND input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   accepted.id IS NULL AND {ended} AS ended, accepted.id IS NULL AND {workflow_verdict} AS workflow
+                   CASE WHEN accepted.id IS NOT NULL OR {workflow_verdict} THEN false ELSE {ended} END AS ended,
+                   accepted.id IS NULL AND {workflow_verdict} AS workflow
             FROM input
             LEFT JOIN accepted ON accepted.token = input.token AND accepted.position = input.position""";
 
@@ -285,6 +286,36 @@ final class JobSql {
             """;
 
     /**
+     * Of the jobs {@code ?::bigint[]}, whose data exists, those in no home and with no end on or
+     * after {@code ?} (their oldest enqueue time): finished with their history past retention, so
+     * whether they completed is no longer known. Their dependents are refused as for unknown ids.
+     */
+    static final String JOB_DEPENDENCIES_GONE = """
+            WITH wanted AS MATERIALIZED (
+                SELECT DISTINCT id FROM unnest(?::bigint[]) AS wanted(id)
+            ), running AS MATERIALIZED (
+                SELECT held.id
+                FROM {claim} AS claim
+                CROSS JOIN LATERAL unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                WHERE claim.ids && ARRAY(SELECT id FROM wanted)
+                  AND get_bit(claim.settled, held.position::int - 1) = 0
+                  AND get_bit(claim.dropped, held.position::int - 1) = 0
+            ), ended AS MATERIALIZED (
+                SELECT job_id AS id FROM {outcome}
+                WHERE job_id = ANY (ARRAY(SELECT id FROM wanted)) AND status IN ('completed', 'cancelled')
+                  AND finished_at >= ?::timestamptz
+            )
+            SELECT array_agg(wanted.id ORDER BY wanted.id) AS gone
+            FROM wanted
+            WHERE NOT EXISTS (SELECT 1 FROM {ready} AS home WHERE home.id = wanted.id)
+              AND NOT EXISTS (SELECT 1 FROM {scheduled} AS home WHERE home.id = wanted.id)
+              AND NOT EXISTS (SELECT 1 FROM {waiting} AS home WHERE home.id = wanted.id)
+              AND NOT EXISTS (SELECT 1 FROM {dead} AS home WHERE home.id = wanted.id)
+              AND wanted.id NOT IN (SELECT id FROM running)
+              AND wanted.id NOT IN (SELECT id FROM ended)
+            """;
+
+    /**
      * {@link #JOB_INSERT_MANY} for a batch in which jobs wait for others: after the eleven arrays,
      * each job's dependencies as three parallel arrays (the job's input position, the dependency,
      * whether any end of it releases the job: {@code afterSettled}), then the oldest enqueue time
@@ -338,7 +369,9 @@ final class JobSql {
                 FROM fresh JOIN fate ON fate.id = fresh.id
             ), lists AS (
                 SELECT ord, array_agg(dep_id ORDER BY n) FILTER (WHERE NOT settled) AS after_ids,
-                       array_agg(dep_id ORDER BY n) FILTER (WHERE settled) AS after_settled_ids
+                       array_agg(dep_id ORDER BY n) FILTER (WHERE settled AND NOT EXISTS (
+                           SELECT 1 FROM listed AS also WHERE also.ord = listed.ord AND also.dep_id = listed.dep_id
+                                                          AND NOT also.settled)) AS after_settled_ids
                 FROM listed GROUP BY ord
             ), data AS (
                 INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
@@ -575,7 +608,8 @@ final class JobSql {
                 SELECT claim.token, taken.position, taken.id, taken.queue,
                        taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, taken.last_error,
                        taken.last_error_at, data.partition_key, data.idempotency_key, data.payload::text AS payload,
-                       data.headers::text AS headers, step.step, data.batch_id
+                       data.headers::text AS headers, step.step, data.batch_id,
+                       coalesce(taken.waited_on, false) AS waited_on
                 FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
                 JOIN claim ON {claim_match}
                 CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers,
@@ -869,7 +903,8 @@ final class JobSql {
             SELECT input.token, input.position,
                    input.token NOT IN (SELECT token FROM locked)
                        AND EXISTS (SELECT 1 FROM {claim} AS claim WHERE claim.token = input.token) AS busy,
-                   {ended} AS ended, {workflow_verdict} AS workflow
+                   CASE WHEN {workflow_verdict} THEN false ELSE {ended} END AS ended,
+                   {workflow_verdict} AS workflow
             FROM input
             WHERE (input.token, input.position) NOT IN (SELECT token, position FROM accepted)
             """;
@@ -1197,7 +1232,9 @@ final class JobSql {
                 SET dead = counted.dead - members.n
                 FROM (SELECT data.batch_id, count(*)::int AS n
                       FROM {job_data} AS data
-                      WHERE data.id = ANY (ARRAY(SELECT id FROM revived)) AND data.batch_id IS NOT NULL
+                      JOIN {batch} AS of ON of.id = data.batch_id
+                      WHERE data.id = ANY (ARRAY(SELECT id FROM revived))
+                        AND data.id IS DISTINCT FROM of.on_success_id AND data.id IS DISTINCT FROM of.on_finish_id
                       GROUP BY data.batch_id) AS members
                 WHERE counted.id = members.batch_id
             )
@@ -1237,7 +1274,9 @@ final class JobSql {
                 SET dead = counted.dead - members.n, cancelled = counted.cancelled + members.n
                 FROM (SELECT data.batch_id, count(*)::int AS n
                       FROM {job_data} AS data
-                      WHERE data.id = ANY (ARRAY(SELECT id FROM closed)) AND data.batch_id IS NOT NULL
+                      JOIN {batch} AS of ON of.id = data.batch_id
+                      WHERE data.id = ANY (ARRAY(SELECT id FROM closed))
+                        AND data.id IS DISTINCT FROM of.on_success_id AND data.id IS DISTINCT FROM of.on_finish_id
                       GROUP BY data.batch_id) AS members
                 WHERE counted.id = members.batch_id
             )

@@ -66,6 +66,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String insertManyWithoutIdempotencyKeys;
     private final String insertManyAfter;
     private final String dependenciesCheck;
+    private final String dependenciesGone;
     private final String endManySettling;
     private final String settle;
     private final String batchOpen;
@@ -137,6 +138,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.findByIdempotencyKeys = JobSql.render(JobSql.JOB_FIND_BY_IDEMPOTENCY_KEYS, schema);
         this.insertManyAfter = JobSql.render(JobSql.JOB_INSERT_MANY_AFTER, schema);
         this.dependenciesCheck = JobSql.render(JobSql.JOB_DEPENDENCIES_CHECK, schema);
+        this.dependenciesGone = JobSql.render(JobSql.JOB_DEPENDENCIES_GONE, schema);
         this.endManySettling = JobSql.render(JobSql.JOB_END_MANY_SETTLING, schema);
         this.settle = JobSql.render(JobSql.JOB_SETTLE, schema);
         this.batchOpen = JobSql.render(JobSql.BATCH_OPEN, schema);
@@ -469,6 +471,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         });
     }
 
+    /** How long a settling end waits for a lock before it is rolled back and sent again. */
+    static final Duration SETTLING_LOCK_TIMEOUT = Duration.ofSeconds(2);
+
     /** Members per enqueue statement of a batch: a batch of any size is written in such chunks. */
     static final int BATCH_CHUNK = 5_000;
 
@@ -529,18 +534,30 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         Object[] check = new Object[1];
         jdbc.query(arrays(dependenciesCheck, column(deps, "int8", dep -> dep)), rs -> {
-            java.sql.Array unknown = rs.getArray("unknown");
-            if (unknown != null) {
-                throw new IllegalArgumentException("after(): no job " + java.util.Arrays.stream((Long[]) unknown.getArray())
-                        .map(String::valueOf).collect(java.util.stream.Collectors.joining(", ")) + " in schema " + schema.name()
-                        + " (never enqueued, deleted, or past retention); nothing was enqueued");
-            }
+            refuseUnknown(rs.getArray("unknown"));
             check[0] = rs.getTimestamp("since");
         });
         java.sql.Timestamp since = (java.sql.Timestamp) check[0];
+        jdbc.query(connection -> {
+            PreparedStatement statement = connection.prepareStatement(dependenciesGone);
+            statement.setArray(1, connection.createArrayOf("int8", deps.toArray()));
+            statement.setTimestamp(2, since);
+            return statement;
+        }, rs -> {
+            refuseUnknown(rs.getArray("gone"));
+        });
         return withBatch(batchId == null ? insertManyAfter : batchInsertManyAfter, ArrayParameters.newJobs(jobs),
                 batchId, List.of(column(ords, "int8", ord -> ord), column(deps, "int8", dep -> dep),
                         column(settled, "bool", flag -> flag), since));
+    }
+
+    /** Refuses a dependent enqueue naming jobs it cannot wait for; nothing of it was written. */
+    private void refuseUnknown(java.sql.Array unknown) throws java.sql.SQLException {
+        if (unknown != null) {
+            throw new IllegalArgumentException("after(): no job " + java.util.Arrays.stream((Long[]) unknown.getArray())
+                    .map(String::valueOf).collect(java.util.stream.Collectors.joining(", ")) + " in schema "
+                    + schema.name() + " (never enqueued, deleted, or past retention); nothing was enqueued");
+        }
     }
 
     private static final org.springframework.jdbc.core.RowMapper<ClaimedPosition> CLAIMED = (rs, row) ->
@@ -548,7 +565,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                     rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
                     rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
                     rs.getString("step"), JobReads.instant(rs, "run_at"), rs.getString("last_error"),
-                    JobReads.instant(rs, "last_error_at"), (Long) rs.getObject("batch_id"));
+                    JobReads.instant(rs, "last_error_at"), (Long) rs.getObject("batch_id"),
+                    rs.getBoolean("waited_on"));
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
@@ -616,7 +634,13 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         if (ends.isEmpty()) {
             return Map.of();
         }
-        List<PositionEnd> list = List.copyOf(ends);
+        // Ends known to be waited on take the settling path at once; the rest go lean, and the
+        // gate sends on any that were waited on only since their claim.
+        List<PositionEnd> list = ends.stream().filter(end -> !end.waitedOn()).toList();
+        List<PositionEnd> waitedOn = new ArrayList<>(ends.stream().filter(PositionEnd::waitedOn).toList());
+        if (list.isEmpty()) {
+            return endSettling(waitedOn);
+        }
         Map<List<Long>, PositionEnd> byPosition = new HashMap<>();
         Set<Long> tokens = new TreeSet<>();
         for (PositionEnd end : list) {
@@ -624,7 +648,6 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             tokens.add(end.token());
         }
         Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
-        List<PositionEnd> waitedOn = new ArrayList<>();
         boolean completionsOnly = list.stream().allMatch(end -> end.kind() == PositionEnd.Kind.COMPLETED);
         timed.query(completionsOnly
                 ? arrays(completeMany,
@@ -674,7 +697,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 });
         if (completionsOnly) {
             // the lean statement returns only what it did not accept
-            Set<PositionEnd> left = new java.util.HashSet<>(waitedOn);
+            Set<PositionEnd> left = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            left.addAll(waitedOn);
             for (PositionEnd end : list) {
                 if (!left.contains(end)) {
                     results.putIfAbsent(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
@@ -700,6 +724,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             tokens.add(end.token());
         }
         return settling.execute(status -> {
+            // A waiter or batch row held for long (a producer's commit registering a dependent, a
+            // transactional handler's settle) rolls this back and the writer sends it again,
+            // rather than holding the claim row that commit may be waiting for.
+            timed.execute("SET LOCAL lock_timeout = '" + SETTLING_LOCK_TIMEOUT.toMillis() + "ms'");
             Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
             List<Long> terminal = new ArrayList<>();
             List<String> hows = new ArrayList<>();
@@ -844,7 +872,12 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 }));
             } catch (org.springframework.dao.PessimisticLockingFailureException e) {
                 // A deadlock with the settle of a dependency's end, which locks in another order
-                // across rounds: rolled back whole, looked for again.
+                // across rounds: rolled back whole, looked for again; inside the caller's
+                // transaction, which the deadlock aborted, the caller decides.
+                if (org.springframework.transaction.support.TransactionSynchronizationManager
+                        .isActualTransactionActive()) {
+                    throw e;
+                }
                 log.debug("cancel of job={} queue={} met a deadlock, looking again: {}", id, queue, e.getMessage());
                 continue;
             }

@@ -55,8 +55,12 @@ CREATE INDEX workrow_dependency_waiter_idx ON workrow_dependency (waiter_id);
 -- down; a waiter of a dead or cancelled job through after() is cancelled, with its own remaining
 -- edges, and the cancelled ones are the next round's jobs. Each round is a statement of its own,
 -- begun after the jobs' homes were locked by this transaction, so every edge registered before
--- is seen. Returns the waiters released and cancelled, with their new status.
-CREATE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[])
+-- is seen. counted says whether this call made ended_ids terminal itself (false when it settles,
+-- for a new dependent, jobs that ended earlier: their batches counted them then); V16 counts
+-- batch members by it. Returns the waiters released and cancelled, with their new status. A released job is due
+-- from the statement's time, the time the ready row's insert trigger wakes the pollers by (a
+-- later clock_timestamp() would be read as not yet due, and wake no one).
+CREATE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[], counted boolean DEFAULT true)
     RETURNS TABLE (job_id bigint, queue text, status text)
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
@@ -136,16 +140,16 @@ BEGIN
                 INSERT INTO workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                            partition_bucket, fairness_key, last_error, last_error_at, claimed_by,
                                            waited_on)
-                SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
+                SELECT id, queue, priority, statement_timestamp(), attempts, max_attempts, expiries, partition_key,
                        partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-                FROM released WHERE run_at <= clock_timestamp()
+                FROM released WHERE run_at <= statement_timestamp()
             ), to_scheduled AS (
                 INSERT INTO workrow_scheduled (id, queue, priority, run_at, attempts, max_attempts, expiries,
                                                partition_key, partition_bucket, fairness_key, last_error,
                                                last_error_at, claimed_by, waited_on)
                 SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                        partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-                FROM released WHERE run_at > clock_timestamp()
+                FROM released WHERE run_at > statement_timestamp()
             ), logged AS (
                 INSERT INTO workrow_outcome (job_id, attempt, expiries, queue, status, run_at, finished_at, error,
                                              error_at)
@@ -153,7 +157,7 @@ BEGIN
                 FROM doomed
             )
             SELECT released.id, released.queue,
-                   CASE WHEN released.run_at > clock_timestamp() THEN 'scheduled' ELSE 'pending' END AS status,
+                   CASE WHEN released.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END AS status,
                    NULL::boolean AS waited_on
             FROM released
             UNION ALL
@@ -194,6 +198,9 @@ DECLARE
     ended_hows  text[];
     timeout     text := current_setting('lock_timeout');
     passes      integer := 0;
+    started     timestamptz := clock_timestamp();
+    missing     bigint[];
+    pass_start  bigint[];
 BEGIN
     SELECT array_agg(id) INTO waiters FROM workrow_waiting WHERE unregistered;
     IF waiters IS NULL THEN
@@ -203,10 +210,16 @@ BEGIN
     pending := coalesce(wanted, '{}');
     WHILE cardinality(pending) > 0 LOOP
         passes := passes + 1;
-        IF passes > 1000 THEN
-            RAISE EXCEPTION 'could not register the dependencies % of waiting jobs % at commit: they kept moving'
-                ' between homes or stayed locked', pending, waiters;
+        IF clock_timestamp() - started > interval '30 seconds' THEN
+            RAISE EXCEPTION 'could not register the dependencies % of waiting jobs % at commit within 30 s: their'
+                ' rows stayed locked or they kept moving between homes', pending, waiters
+                USING ERRCODE = 'lock_not_available';
         END IF;
+        IF passes > 1 THEN
+            -- A job between homes is there again as soon as its move commits.
+            PERFORM pg_sleep(0.001 * least(passes, 50) * (0.5 + random()));
+        END IF;
+        pass_start := pending;
         BEGIN
             PERFORM set_config('lock_timeout', '100ms', true);
             WITH flagged AS (UPDATE workrow_ready SET waited_on = true WHERE id = ANY (pending) RETURNING id)
@@ -250,15 +263,24 @@ BEGIN
                         AND outcome.finished_at >= (SELECT min(data.created_at) FROM workrow_job_data AS data
                                                     WHERE data.id = ANY (pending))) AS ended;
                 IF ended_ids IS NOT NULL THEN
-                    PERFORM workrow_settle(ended_ids, ended_hows);
+                    -- Ended before this commit: its own end counted it, this settles the new edges only.
+                    PERFORM workrow_settle(ended_ids, ended_hows, false);
                     pending := ARRAY(SELECT unnest(pending) EXCEPT SELECT unnest(ended_ids));
+                END IF;
+                SELECT array_agg(gone.id) INTO missing
+                FROM unnest(pending) AS gone(id)
+                WHERE NOT EXISTS (SELECT 1 FROM workrow_job_data AS data WHERE data.id = gone.id);
+                IF missing IS NOT NULL THEN
+                    RAISE EXCEPTION 'jobs % that waiting jobs % were enqueued after were deleted before the enqueue'
+                        ' committed', missing, waiters USING ERRCODE = 'foreign_key_violation';
                 END IF;
             END IF;
             PERFORM set_config('lock_timeout', timeout, true);
         EXCEPTION WHEN lock_not_available THEN
             PERFORM set_config('lock_timeout', timeout, true);
-            PERFORM pg_sleep(0.005 * least(passes, 20));
-            pending := coalesce(wanted, '{}');
+            PERFORM pg_sleep(0.005 * least(passes, 20) * (0.5 + random()));
+            -- The pass was rolled back to its start: what it did is to do again.
+            pending := pass_start;
         END;
     END LOOP;
     UPDATE workrow_waiting SET unregistered = false WHERE id = ANY (waiters) AND unregistered;
@@ -278,6 +300,8 @@ CREATE OR REPLACE FUNCTION workrow_job_delete() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
 $$
+DECLARE
+    live boolean := false;
 BEGIN
     FOR pass IN 1..2 LOOP
         UPDATE workrow_claim
@@ -285,16 +309,23 @@ BEGIN
         WHERE ids @> ARRAY[OLD.id]
           AND get_bit(settled, array_position(ids, OLD.id) - 1) = 0
           AND get_bit(dropped, array_position(ids, OLD.id) - 1) = 0;
+        live := live OR FOUND;
         EXIT WHEN pass = 2;
-        DELETE FROM workrow_ready WHERE id = OLD.id;
-        DELETE FROM workrow_scheduled WHERE id = OLD.id;
+        -- In the order jobs move between them, so a move that commits meanwhile lands in a home
+        -- still to be looked at: waiting and scheduled jobs move to ready, ready ones to a claim.
         DELETE FROM workrow_waiting WHERE id = OLD.id;
+        live := live OR FOUND;
+        DELETE FROM workrow_scheduled WHERE id = OLD.id;
+        live := live OR FOUND;
         DELETE FROM workrow_dead WHERE id = OLD.id;
+        DELETE FROM workrow_ready WHERE id = OLD.id;
+        live := live OR FOUND;
     END LOOP;
     -- What it waited for no longer releases it; what waits for it sees it cancelled. Its homes are
-    -- locked by now, so the settle's statements see every edge registered before.
+    -- locked by now, so the settle's statements see every edge registered before. Only a job
+    -- deleted while live ends here (a finished or dead one was counted when it ended).
     DELETE FROM workrow_dependency WHERE waiter_id = OLD.id;
-    PERFORM workrow_settle(ARRAY[OLD.id], ARRAY['cancelled']);
+    PERFORM workrow_settle(ARRAY[OLD.id], ARRAY['cancelled'], live);
     DELETE FROM workrow_key_running
     WHERE queue = OLD.queue AND ordered_key = OLD.partition_key AND job_id = OLD.id;
     DELETE FROM workrow_outcome WHERE job_id = OLD.id;

@@ -71,23 +71,23 @@ BEGIN
     ), to_ready AS (
         INSERT INTO workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                    partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on)
-        SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
+        SELECT id, queue, priority, statement_timestamp(), attempts, max_attempts, expiries, partition_key,
                partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-        FROM moved WHERE runs AND run_at <= clock_timestamp()
+        FROM moved WHERE runs AND run_at <= statement_timestamp()
     ), to_scheduled AS (
         INSERT INTO workrow_scheduled (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                        partition_bucket, fairness_key, last_error, last_error_at, claimed_by,
                                        waited_on)
         SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-        FROM moved WHERE runs AND run_at > clock_timestamp()
+        FROM moved WHERE runs AND run_at > statement_timestamp()
     ), logged AS (
         INSERT INTO workrow_outcome (job_id, attempt, expiries, queue, status, run_at, finished_at, error, error_at)
         SELECT id, attempts, expiries, queue, 'cancelled', run_at, clock_timestamp(), why, clock_timestamp()
         FROM moved WHERE NOT runs
     )
     SELECT moved.id, moved.queue,
-           CASE WHEN NOT moved.runs THEN 'cancelled' WHEN moved.run_at > clock_timestamp() THEN 'scheduled'
+           CASE WHEN NOT moved.runs THEN 'cancelled' WHEN moved.run_at > statement_timestamp() THEN 'scheduled'
                 ELSE 'pending' END
     FROM moved;
 END;
@@ -96,7 +96,7 @@ $$;
 -- The settle counts the members of batches among the jobs it settles, each round (so members
 -- cancelled down a chain count too), and finishes the batches whose members have all ended; a
 -- cancelled callback is settled in the next round, as any cancelled job.
-CREATE OR REPLACE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[])
+CREATE OR REPLACE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[], counted boolean DEFAULT true)
     RETURNS TABLE (job_id bigint, queue text, status text)
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
@@ -111,6 +111,7 @@ DECLARE
     waiter_why  text[];
     moved       record;
     batches     bigint[];
+    first_round boolean := true;
 BEGIN
     WHILE cardinality(round_ids) > 0 LOOP
         -- The waiters first, in id order, then their edges: the order a cancel and the view's delete
@@ -142,11 +143,13 @@ BEGIN
         FROM judged
         LEFT JOIN unnest(round_ids, round_hows) AS ended(id, how) ON ended.id = judged.failed_by;
 
-        -- The batches of this round's jobs count them (callbacks are not members), and each batch
-        -- whose members have all ended now releases its callbacks, once: its row is locked and
-        -- finished_at set under the lock.
+        -- The batches of this round's jobs count them (callbacks are not members; a first round
+        -- not made terminal by this call was counted when it was), and each batch whose members
+        -- have all ended now releases its callbacks, once: its row is locked and finished_at set
+        -- under the lock.
         WITH ended AS (
             SELECT * FROM unnest(round_ids, round_hows) AS ended(id, how)
+            WHERE counted OR NOT first_round
         ), deltas AS (
             SELECT data.batch_id, count(*) FILTER (WHERE ended.how = 'completed')::int AS completed,
                    count(*) FILTER (WHERE ended.how = 'dead')::int AS dead,
@@ -173,6 +176,7 @@ BEGIN
 
         round_ids := '{}';
         round_hows := '{}';
+        first_round := false;
 
         IF batches IS NOT NULL THEN
             FOR moved IN SELECT * FROM workrow_finish_batches(batches) LOOP
@@ -219,16 +223,16 @@ BEGIN
                 INSERT INTO workrow_ready (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                                            partition_bucket, fairness_key, last_error, last_error_at, claimed_by,
                                            waited_on)
-                SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
+                SELECT id, queue, priority, statement_timestamp(), attempts, max_attempts, expiries, partition_key,
                        partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-                FROM released WHERE run_at <= clock_timestamp()
+                FROM released WHERE run_at <= statement_timestamp()
             ), to_scheduled AS (
                 INSERT INTO workrow_scheduled (id, queue, priority, run_at, attempts, max_attempts, expiries,
                                                partition_key, partition_bucket, fairness_key, last_error,
                                                last_error_at, claimed_by, waited_on)
                 SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
                        partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
-                FROM released WHERE run_at > clock_timestamp()
+                FROM released WHERE run_at > statement_timestamp()
             ), logged AS (
                 INSERT INTO workrow_outcome (job_id, attempt, expiries, queue, status, run_at, finished_at, error,
                                              error_at)
@@ -236,7 +240,7 @@ BEGIN
                 FROM doomed
             )
             SELECT released.id, released.queue,
-                   CASE WHEN released.run_at > clock_timestamp() THEN 'scheduled' ELSE 'pending' END AS status,
+                   CASE WHEN released.run_at > statement_timestamp() THEN 'scheduled' ELSE 'pending' END AS status,
                    NULL::boolean AS waited_on
             FROM released
             UNION ALL

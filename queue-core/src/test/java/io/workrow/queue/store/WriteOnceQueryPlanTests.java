@@ -159,6 +159,9 @@ class WriteOnceQueryPlanTests {
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey", "workrow_waiting_pkey"),
                 true));
         // Waiting jobs: 1,000,001 to 1,009,999 each wait for two running jobs (see fillAMillionJobs).
+        CHECKS.put("JOB_DEPENDENCIES_GONE", new PlanCheck("bigint[], timestamptz",
+                "'{1,85,90,95,97,99}', now() - interval '2 days'", Set.of("workrow_ready_id_idx",
+                        "workrow_scheduled_id_idx", "workrow_waiting_pkey", "workrow_dead_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_DEPENDENCIES_CHECK", new PlanCheck("bigint[]", "'{95,96,12345678}'", Set.of(JOB_DATA_PKEY)));
         CHECKS.put("JOB_INSERT_MANY_AFTER", new PlanCheck(
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], bigint[],"

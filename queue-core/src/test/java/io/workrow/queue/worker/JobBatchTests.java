@@ -203,6 +203,52 @@ class JobBatchTests {
     }
 
     @Test
+    void aMemberIsCountedOnceWhenADependentRegisteredAtCommitOrADeleteSettlesItAgain() {
+        BatchReceipt batch = jobQueue.batch().addAll(mails("ok", "ok", "ok")).onFinish(JobRequest.of("campaign", "report"))
+                .enqueue();
+        ClaimedPosition first = database.store().claims().claim("mail", "w", 1, Duration.ofMinutes(5), false).get(0);
+        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(
+                database.dataSource()));
+        transactions.executeWithoutResult(status -> {
+            jobQueue.enqueue(JobRequest.of("campaign", "after the first").after(first.id()));
+            // The member ends, and is counted, before this enqueue commits and registers its dependent.
+            Thread ender = new Thread(() -> database.store().claims().endMany(List.of(PositionEnd.completed(first))));
+            ender.start();
+            try {
+                ender.join();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(status(batch.batchId()).counts()).containsEntry(JobStatus.COMPLETED, 1L);
+
+        database.jdbc().update("DELETE FROM workrow_job WHERE id = ?", first.id());
+        assertThat(status(batch.batchId()).counts()).as("a finished member deleted was counted already")
+                .containsOnly(Map.entry(JobStatus.COMPLETED, 1L), Map.entry(JobStatus.PENDING, 2L));
+        assertThat(status(batch.batchId()).finished()).isFalse();
+
+        database.jdbc().update("DELETE FROM workrow_job WHERE id = ?", batch.jobIds().get(1));
+        assertThat(status(batch.batchId()).counts()).as("a pending member deleted counts as cancelled")
+                .containsOnly(Map.entry(JobStatus.COMPLETED, 1L), Map.entry(JobStatus.CANCELLED, 1L),
+                        Map.entry(JobStatus.PENDING, 1L));
+    }
+
+    @Test
+    void retryingACallbackFromDeadLeavesTheCountersAlone() {
+        BatchReceipt batch = jobQueue.batch().addAll(mails("ok")).onFinish(JobRequest.of("campaign", "report"))
+                .enqueue();
+        WorkerRuntime runtime = runtime();
+        runtime.drain("mail");
+        long callback = status(batch.batchId()).onFinishId();
+        database.rows().killWaiting(callback, "boom");
+
+        assertThat(database.store().retryDead(List.of(callback), null, null, null)).isOne();
+        assertThat(database.store().cancelDead(List.of(callback), null, null)).isZero();
+
+        assertThat(status(batch.batchId()).counts()).containsExactly(Map.entry(JobStatus.COMPLETED, 1L));
+    }
+
+    @Test
     void aCallbackThatWaitsForOtherJobsIsRefused() {
         long other = jobQueue.enqueue(JobRequest.of("mail", new Mail("a", "ok")));
         assertThatThrownBy(() -> jobQueue.batch().onFinish(JobRequest.of("campaign", "report").after(other)))

@@ -161,6 +161,25 @@ class JobDependenciesTests {
     }
 
     @Test
+    void aDependencyWhoseHistoryIsPastRetentionIsRefusedAsUnknownAndOneNamedTwiceWaitsAsAfter() {
+        long done = fetch("EUR");
+        long usd = fetch("USD");
+        runtime().drain("fetch-rate");
+        database.jdbc().update("DELETE FROM workrow_outcome WHERE job_id = ?", done);
+
+        assertThatThrownBy(() -> jobQueue.enqueue(JobRequest.of("build-report", new Build("a")).after(done)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no job " + done)
+                .hasMessageContaining("past retention");
+
+        long gbp = fetch("GBP");
+        long both = jobQueue.enqueue(JobRequest.of("build-report", new Build("b")).after(gbp).afterSettled(gbp, usd));
+        assertThat(database.jdbc().queryForObject("SELECT cardinality(after_ids) || '/' || cardinality(after_settled_ids)"
+                + " FROM workrow_job_data WHERE id = ?", String.class, both)).isEqualTo("1/1");
+        assertThat(database.jdbc().queryForObject("SELECT settled FROM workrow_dependency WHERE waiter_id = ?",
+                Boolean.class, both)).isFalse();
+    }
+
+    @Test
     void aDeadDependencyCancelsItsAfterDependentsAndTheirsAndReleasesItsAfterSettledOnes() {
         long failing = jobQueue.enqueue(JobRequest.of("fetch-rate", new Fetch("XXX", "discard")));
         long dependent = jobQueue.enqueue(JobRequest.of("build-report", new Build("a")).after(failing));
