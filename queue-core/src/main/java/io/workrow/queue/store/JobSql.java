@@ -285,6 +285,15 @@ final class JobSql {
             LEFT JOIN {job_data} AS data ON data.id = wanted.id
             """;
 
+    /*
+     * The outcome log is read for many jobs at once as "job_id BETWEEN the lowest AND the highest
+     * (the log's BRIN) AND (job_id IN (SELECT the ids)) IS TRUE". IS TRUE keeps the IN a hashed
+     * subplan: pulled up into a join, the planner guesses ten ids for the array (a parameter's
+     * length is unknown to a generic plan) and may loop over all of them for every row; "= ANY"
+     * of the array compares them one by one. Measured with 10,000 ids over 100,000 outcomes:
+     * 2.5 s as "= ANY", 4.4 s as a nested-loop join, 64 ms hashed.
+     */
+
     /**
      * Of the jobs {@code ?::bigint[]}, whose data exists, those in no home and with no end on or
      * after {@code ?} (their oldest enqueue time): finished with their history past retention, so
@@ -293,26 +302,36 @@ final class JobSql {
     static final String JOB_DEPENDENCIES_GONE = """
             WITH wanted AS MATERIALIZED (
                 SELECT DISTINCT id FROM unnest(?::bigint[]) AS wanted(id)
-            ), running AS MATERIALIZED (
+            ), bounds AS MATERIALIZED (
+                SELECT min(id) AS low, max(id) AS high FROM wanted
+            ), found AS MATERIALIZED (
+                SELECT home.id FROM {ready} AS home
+                WHERE home.id BETWEEN (SELECT low FROM bounds) AND (SELECT high FROM bounds)
+                  AND (home.id IN (SELECT id FROM wanted)) IS TRUE
+                UNION ALL
+                SELECT home.id FROM {scheduled} AS home
+                WHERE home.id BETWEEN (SELECT low FROM bounds) AND (SELECT high FROM bounds)
+                  AND (home.id IN (SELECT id FROM wanted)) IS TRUE
+                UNION ALL
+                SELECT home.id FROM {waiting} AS home WHERE home.id = ANY (ARRAY(SELECT id FROM wanted))
+                UNION ALL
+                SELECT home.id FROM {dead} AS home WHERE home.id = ANY (ARRAY(SELECT id FROM wanted))
+                UNION ALL
                 SELECT held.id
                 FROM {claim} AS claim
                 CROSS JOIN LATERAL unnest(claim.ids) WITH ORDINALITY AS held(id, position)
-                WHERE claim.ids && ARRAY(SELECT id FROM wanted)
-                  AND get_bit(claim.settled, held.position::int - 1) = 0
+                WHERE get_bit(claim.settled, held.position::int - 1) = 0
                   AND get_bit(claim.dropped, held.position::int - 1) = 0
-            ), ended AS MATERIALIZED (
-                SELECT job_id AS id FROM {outcome}
-                WHERE job_id = ANY (ARRAY(SELECT id FROM wanted)) AND status IN ('completed', 'cancelled')
-                  AND finished_at >= ?::timestamptz
+                  AND (held.id IN (SELECT id FROM wanted)) IS TRUE
+                UNION ALL
+                SELECT outcome.job_id FROM {outcome} AS outcome
+                WHERE outcome.job_id BETWEEN (SELECT low FROM bounds) AND (SELECT high FROM bounds)
+                  AND (outcome.job_id IN (SELECT id FROM wanted)) IS TRUE
+                  AND outcome.status IN ('completed', 'cancelled') AND outcome.finished_at >= ?::timestamptz
             )
             SELECT array_agg(wanted.id ORDER BY wanted.id) AS gone
             FROM wanted
-            WHERE NOT EXISTS (SELECT 1 FROM {ready} AS home WHERE home.id = wanted.id)
-              AND NOT EXISTS (SELECT 1 FROM {scheduled} AS home WHERE home.id = wanted.id)
-              AND NOT EXISTS (SELECT 1 FROM {waiting} AS home WHERE home.id = wanted.id)
-              AND NOT EXISTS (SELECT 1 FROM {dead} AS home WHERE home.id = wanted.id)
-              AND wanted.id NOT IN (SELECT id FROM running)
-              AND wanted.id NOT IN (SELECT id FROM ended)
+            WHERE wanted.id NOT IN (SELECT id FROM found)
             """;
 
     /**
@@ -348,7 +367,8 @@ final class JobSql {
                 WHERE dead.id = ANY (ARRAY(SELECT DISTINCT dep_id FROM wanted))
                 UNION ALL
                 SELECT outcome.job_id, outcome.status FROM {outcome} AS outcome
-                WHERE outcome.job_id = ANY (ARRAY(SELECT DISTINCT dep_id FROM wanted))
+                WHERE outcome.job_id BETWEEN (SELECT min(dep_id) FROM wanted) AND (SELECT max(dep_id) FROM wanted)
+                  AND (outcome.job_id IN (SELECT dep_id FROM wanted)) IS TRUE
                   AND outcome.status IN ('completed', 'cancelled') AND outcome.finished_at >= ?::timestamptz
             ), fate AS MATERIALIZED (
                 SELECT fresh.id, count(wanted.dep_id) FILTER (WHERE ended.how IS NULL)::int AS live,
@@ -369,10 +389,10 @@ final class JobSql {
                 FROM fresh JOIN fate ON fate.id = fresh.id
             ), lists AS (
                 SELECT ord, array_agg(dep_id ORDER BY n) FILTER (WHERE NOT settled) AS after_ids,
-                       array_agg(dep_id ORDER BY n) FILTER (WHERE settled AND NOT EXISTS (
-                           SELECT 1 FROM listed AS also WHERE also.ord = listed.ord AND also.dep_id = listed.dep_id
-                                                          AND NOT also.settled)) AS after_settled_ids
-                FROM listed GROUP BY ord
+                       array_agg(dep_id ORDER BY n) FILTER (WHERE settled AND NOT after_too) AS after_settled_ids
+                FROM (SELECT listed.*, bool_or(NOT settled) OVER (PARTITION BY ord, dep_id) AS after_too
+                      FROM listed) AS marked
+                GROUP BY ord
             ), data AS (
                 INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
                                         payload, headers, max_attempts, fairness_key, after_ids, after_settled_ids,
@@ -924,6 +944,9 @@ final class JobSql {
      */
     static final String JOB_END_MANY_SETTLING = JOB_END_MANY.replace("{workflow_gate}", "");
 
+    /** {@link #JOB_COMPLETE_MANY} without the gate: the completions of {@link #JOB_END_MANY_SETTLING}. */
+    static final String JOB_COMPLETE_MANY_SETTLING = JOB_COMPLETE_MANY.replace("{workflow_gate}", "");
+
     /**
      * Settles the edges of jobs just made terminal ({@code workrow_settle}, V15): releases or
      * cancels their waiters, and on down. Runs in the transaction that made them terminal, after
@@ -931,6 +954,14 @@ final class JobSql {
      */
     static final String JOB_SETTLE = """
             SELECT job_id AS id, queue, status FROM {schema}.workrow_settle(?::bigint[], ?::text[])
+            """;
+
+    /**
+     * {@link #JOB_SETTLE} of ends whose batches the claim read: the third array holds each job's
+     * batch ({@code NULL}: none), so the settle need not look them up.
+     */
+    static final String JOB_SETTLE_MEMBERS = """
+            SELECT job_id AS id, queue, status FROM {schema}.workrow_settle(?::bigint[], ?::text[], true, ?::bigint[])
             """;
 
     /**
@@ -1464,10 +1495,12 @@ final class JobSql {
      * on or after the oldest enqueue time among them (bound as it is, so older days are pruned).
      */
     static final String JOB_DEPENDENCY_RESULTS = """
-            SELECT job_id AS id, result::text AS result
-            FROM {outcome}
-            WHERE job_id = ANY (?::bigint[]) AND status = 'completed' AND result IS NOT NULL
-              AND finished_at >= ?::timestamptz
+            WITH wanted AS MATERIALIZED (SELECT DISTINCT id FROM unnest(?::bigint[]) AS wanted(id))
+            SELECT outcome.job_id AS id, outcome.result::text AS result
+            FROM {outcome} AS outcome
+            WHERE outcome.job_id BETWEEN (SELECT min(id) FROM wanted) AND (SELECT max(id) FROM wanted)
+              AND (outcome.job_id IN (SELECT id FROM wanted)) IS TRUE
+              AND outcome.status = 'completed' AND outcome.result IS NOT NULL AND outcome.finished_at >= ?::timestamptz
             """;
 
     /** When job {@code ?} was enqueued: the lower bound of its outcomes' days, for {@link #JOB_RESULT}. */

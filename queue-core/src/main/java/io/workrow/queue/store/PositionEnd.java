@@ -16,10 +16,11 @@ import java.time.Instant;
  * @param resultJson for {@link Kind#COMPLETED}, the handler's result as JSON ({@code null}: none)
  * @param waitedOn the claim said others wait for the job, or it is a batch member: the end takes
  *     the settling path at once
+ * @param batchId the batch the job belongs to, as the claim read it, or {@code null}
  */
 public record PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
         String error, Duration retryDelay, int maxLeaseExpiries, Instant runAt, String lastError,
-        Instant lastErrorAt, String resultJson, boolean waitedOn) {
+        Instant lastErrorAt, String resultJson, boolean waitedOn, Long batchId) {
 
     /** The ways a handler's run ends. */
     public enum Kind {
@@ -52,7 +53,7 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     public static PositionEnd completed(ClaimedPosition job, String resultJson) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), Kind.COMPLETED, null, Duration.ZERO, 0, job.runAt(), job.lastError(),
-                job.lastErrorAt(), resultJson, job.waitedOn());
+                job.lastErrorAt(), resultJson, job.waitedOn(), job.batchId());
     }
 
     public static PositionEnd failed(ClaimedPosition job, String error, Duration retryDelay) {
@@ -75,12 +76,12 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     public static PositionEnd expired(ClaimedPosition job, Duration backoff, int maxLeaseExpiries) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries, job.runAt(), job.lastError(),
-                job.lastErrorAt(), null, job.waitedOn());
+                job.lastErrorAt(), null, job.waitedOn(), job.batchId());
     }
 
     private static PositionEnd of(ClaimedPosition job, Kind kind, String error, Duration retryDelay) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), kind, error, retryDelay, 0, job.runAt(), job.lastError(), job.lastErrorAt(),
-                null, job.waitedOn());
+                null, job.waitedOn(), job.batchId());
     }
 }

@@ -68,7 +68,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String dependenciesCheck;
     private final String dependenciesGone;
     private final String endManySettling;
+    private final String completeManySettling;
     private final String settle;
+    private final String settleMembers;
     private final String batchOpen;
     private final String batchSeal;
     private final String batchFind;
@@ -140,7 +142,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.dependenciesCheck = JobSql.render(JobSql.JOB_DEPENDENCIES_CHECK, schema);
         this.dependenciesGone = JobSql.render(JobSql.JOB_DEPENDENCIES_GONE, schema);
         this.endManySettling = JobSql.render(JobSql.JOB_END_MANY_SETTLING, schema);
+        this.completeManySettling = JobSql.render(JobSql.JOB_COMPLETE_MANY_SETTLING, schema);
         this.settle = JobSql.render(JobSql.JOB_SETTLE, schema);
+        this.settleMembers = JobSql.render(JobSql.JOB_SETTLE_MEMBERS, schema);
         this.batchOpen = JobSql.render(JobSql.BATCH_OPEN, schema);
         this.batchSeal = JobSql.render(JobSql.BATCH_SEAL, schema);
         this.batchFind = JobSql.render(JobSql.BATCH_FIND, schema);
@@ -636,74 +640,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         // Ends known to be waited on take the settling path at once; the rest go lean, and the
         // gate sends on any that were waited on only since their claim.
-        List<PositionEnd> list = ends.stream().filter(end -> !end.waitedOn()).toList();
+        List<PositionEnd> lean = ends.stream().filter(end -> !end.waitedOn()).toList();
         List<PositionEnd> waitedOn = new ArrayList<>(ends.stream().filter(PositionEnd::waitedOn).toList());
-        if (list.isEmpty()) {
-            return endSettling(waitedOn);
-        }
-        Map<List<Long>, PositionEnd> byPosition = new HashMap<>();
-        Set<Long> tokens = new TreeSet<>();
-        for (PositionEnd end : list) {
-            byPosition.put(List.of(end.token(), (long) end.position()), end);
-            tokens.add(end.token());
-        }
         Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
-        boolean completionsOnly = list.stream().allMatch(end -> end.kind() == PositionEnd.Kind.COMPLETED);
-        timed.query(completionsOnly
-                ? arrays(completeMany,
-                        column(list, "int8", PositionEnd::token),
-                        column(list, "int4", PositionEnd::position),
-                        column(list, "int8", PositionEnd::id),
-                        column(list, "int4", PositionEnd::attempt),
-                        column(list, "int4", PositionEnd::expiries),
-                        column(list, "text", end -> text(end.runAt())),
-                        column(list, "text", PositionEnd::lastError),
-                        column(list, "text", end -> text(end.lastErrorAt())),
-                        column(list, "text", PositionEnd::resultJson),
-                        column(List.copyOf(tokens), "int8", token -> token))
-                : arrays(endMany,
-                        column(list, "int8", PositionEnd::token),
-                        column(list, "int4", PositionEnd::position),
-                        column(list, "int8", PositionEnd::id),
-                        column(list, "int4", PositionEnd::attempt),
-                        column(list, "int4", PositionEnd::maxAttempts),
-                        column(list, "int4", PositionEnd::expiries),
-                        column(list, "text", end -> end.kind().columnValue()),
-                        column(list, "text", PositionEnd::error),
-                        column(list, "int8", end -> end.retryDelay().toMillis()),
-                        column(list, "int4", PositionEnd::maxLeaseExpiries),
-                        column(list, "text", end -> text(end.runAt())),
-                        column(list, "text", PositionEnd::lastError),
-                        column(list, "text", end -> text(end.lastErrorAt())),
-                        column(list, "text", PositionEnd::resultJson),
-                        column(List.copyOf(tokens), "int8", token -> token)),
-                rs -> {
-                    PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
-                    String status = completionsOnly ? null : rs.getString("status");
-                    EndResult result;
-                    if (rs.getBoolean("workflow")) {
-                        waitedOn.add(end);
-                        return;
-                    } else if (status != null) {
-                        result = new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.fromColumn(status));
-                    } else if (rs.getBoolean("busy")) {
-                        result = new EndResult(EndResult.Verdict.BUSY, null);
-                    } else if (rs.getBoolean("ended")) {
-                        result = new EndResult(EndResult.Verdict.ACCEPTED_BEFORE, null);
-                    } else {
-                        result = new EndResult(EndResult.Verdict.REFUSED, null);
-                    }
-                    results.put(end, result);
-                });
-        if (completionsOnly) {
-            // the lean statement returns only what it did not accept
-            Set<PositionEnd> left = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            left.addAll(waitedOn);
-            for (PositionEnd end : list) {
-                if (!left.contains(end)) {
-                    results.putIfAbsent(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
-                }
-            }
+        if (!lean.isEmpty()) {
+            results.putAll(runEnds(lean, completeMany, endMany, waitedOn));
         }
         if (!waitedOn.isEmpty()) {
             results.putAll(endSettling(waitedOn));
@@ -712,62 +653,104 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     /**
-     * Ends positions whose jobs others wait on: {@link JobSql#JOB_END_MANY_SETTLING} and, in the
-     * same transaction, the settle of the jobs it made terminal, so a dependent is released exactly
-     * when its last dependency's end commits, and never by an end the fence refused.
+     * Ends positions whose jobs others wait on, or that are batch members: the end statement
+     * without the gate and, in the same transaction, the settle of the jobs it made terminal, so a
+     * dependent is released exactly when its last dependency's end commits, and never by an end
+     * the fence refused.
      */
     private Map<PositionEnd, EndResult> endSettling(List<PositionEnd> ends) {
+        return settling.execute(status -> {
+            // A waiter or batch row held for long (a producer's commit registering a dependent, a
+            // transactional handler's settle) rolls this back and the writer sends it again,
+            // rather than holding the claim row that commit may be waiting for.
+            timed.execute("SET LOCAL lock_timeout = '" + SETTLING_LOCK_TIMEOUT.toMillis() + "ms'");
+            Map<PositionEnd, EndResult> results = runEnds(ends, completeManySettling, endManySettling, null);
+            List<Long> terminal = new ArrayList<>();
+            List<String> hows = new ArrayList<>();
+            List<Long> batches = new ArrayList<>();
+            results.forEach((end, result) -> {
+                if (result.verdict() == EndResult.Verdict.ACCEPTED
+                        && (result.status() == JobStatus.COMPLETED || result.status() == JobStatus.DEAD)) {
+                    terminal.add(end.id());
+                    hows.add(result.status().columnValue());
+                    batches.add(end.batchId());
+                }
+            });
+            settle(terminal, hows, batches);
+            return results;
+        });
+    }
+
+    /**
+     * Runs one end statement for {@code ends}: {@code completions} (which returns only what it
+     * did not accept) when every end is a completion, else {@code anyEnds}; each end's verdict.
+     * Positions the lean statements' gate left open go to {@code gated} (null: the statements have
+     * no gate).
+     */
+    private Map<PositionEnd, EndResult> runEnds(List<PositionEnd> ends, String completions, String anyEnds,
+            List<PositionEnd> gated) {
         Map<List<Long>, PositionEnd> byPosition = new HashMap<>();
         Set<Long> tokens = new TreeSet<>();
         for (PositionEnd end : ends) {
             byPosition.put(List.of(end.token(), (long) end.position()), end);
             tokens.add(end.token());
         }
-        return settling.execute(status -> {
-            // A waiter or batch row held for long (a producer's commit registering a dependent, a
-            // transactional handler's settle) rolls this back and the writer sends it again,
-            // rather than holding the claim row that commit may be waiting for.
-            timed.execute("SET LOCAL lock_timeout = '" + SETTLING_LOCK_TIMEOUT.toMillis() + "ms'");
-            Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
-            List<Long> terminal = new ArrayList<>();
-            List<String> hows = new ArrayList<>();
-            timed.query(arrays(endManySettling,
-                    column(ends, "int8", PositionEnd::token),
-                    column(ends, "int4", PositionEnd::position),
-                    column(ends, "int8", PositionEnd::id),
-                    column(ends, "int4", PositionEnd::attempt),
-                    column(ends, "int4", PositionEnd::maxAttempts),
-                    column(ends, "int4", PositionEnd::expiries),
-                    column(ends, "text", end -> end.kind().columnValue()),
-                    column(ends, "text", PositionEnd::error),
-                    column(ends, "int8", end -> end.retryDelay().toMillis()),
-                    column(ends, "int4", PositionEnd::maxLeaseExpiries),
-                    column(ends, "text", end -> text(end.runAt())),
-                    column(ends, "text", PositionEnd::lastError),
-                    column(ends, "text", end -> text(end.lastErrorAt())),
-                    column(ends, "text", PositionEnd::resultJson),
-                    column(List.copyOf(tokens), "int8", token -> token)),
-                    rs -> {
-                        PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
-                        String ended = rs.getString("status");
-                        if (ended != null) {
-                            JobStatus now = JobStatus.fromColumn(ended);
-                            results.put(end, new EndResult(EndResult.Verdict.ACCEPTED, now));
-                            if (now == JobStatus.COMPLETED || now == JobStatus.DEAD) {
-                                terminal.add(end.id());
-                                hows.add(ended);
-                            }
-                        } else if (rs.getBoolean("busy")) {
-                            results.put(end, new EndResult(EndResult.Verdict.BUSY, null));
-                        } else if (rs.getBoolean("ended")) {
-                            results.put(end, new EndResult(EndResult.Verdict.ACCEPTED_BEFORE, null));
-                        } else {
-                            results.put(end, new EndResult(EndResult.Verdict.REFUSED, null));
-                        }
-                    });
-            settle(terminal, hows);
-            return results;
-        });
+        Map<PositionEnd, EndResult> results = new LinkedHashMap<>();
+        Set<PositionEnd> left = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        boolean completionsOnly = ends.stream().allMatch(end -> end.kind() == PositionEnd.Kind.COMPLETED);
+        timed.query(completionsOnly
+                ? arrays(completions,
+                        column(ends, "int8", PositionEnd::token),
+                        column(ends, "int4", PositionEnd::position),
+                        column(ends, "int8", PositionEnd::id),
+                        column(ends, "int4", PositionEnd::attempt),
+                        column(ends, "int4", PositionEnd::expiries),
+                        column(ends, "text", end -> text(end.runAt())),
+                        column(ends, "text", PositionEnd::lastError),
+                        column(ends, "text", end -> text(end.lastErrorAt())),
+                        column(ends, "text", PositionEnd::resultJson),
+                        column(List.copyOf(tokens), "int8", token -> token))
+                : arrays(anyEnds,
+                        column(ends, "int8", PositionEnd::token),
+                        column(ends, "int4", PositionEnd::position),
+                        column(ends, "int8", PositionEnd::id),
+                        column(ends, "int4", PositionEnd::attempt),
+                        column(ends, "int4", PositionEnd::maxAttempts),
+                        column(ends, "int4", PositionEnd::expiries),
+                        column(ends, "text", end -> end.kind().columnValue()),
+                        column(ends, "text", PositionEnd::error),
+                        column(ends, "int8", end -> end.retryDelay().toMillis()),
+                        column(ends, "int4", PositionEnd::maxLeaseExpiries),
+                        column(ends, "text", end -> text(end.runAt())),
+                        column(ends, "text", PositionEnd::lastError),
+                        column(ends, "text", end -> text(end.lastErrorAt())),
+                        column(ends, "text", PositionEnd::resultJson),
+                        column(List.copyOf(tokens), "int8", token -> token)),
+                rs -> {
+                    PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));
+                    String status = completionsOnly ? null : rs.getString("status");
+                    left.add(end);
+                    if (gated != null && rs.getBoolean("workflow")) {
+                        gated.add(end);
+                    } else if (status != null) {
+                        results.put(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.fromColumn(status)));
+                    } else if (rs.getBoolean("busy")) {
+                        results.put(end, new EndResult(EndResult.Verdict.BUSY, null));
+                    } else if (rs.getBoolean("ended")) {
+                        results.put(end, new EndResult(EndResult.Verdict.ACCEPTED_BEFORE, null));
+                    } else {
+                        results.put(end, new EndResult(EndResult.Verdict.REFUSED, null));
+                    }
+                });
+        if (completionsOnly) {
+            // the completion statements return only what they did not accept
+            for (PositionEnd end : ends) {
+                if (!left.contains(end)) {
+                    results.put(end, new EndResult(EndResult.Verdict.ACCEPTED, JobStatus.COMPLETED));
+                }
+            }
+        }
+        return results;
     }
 
     /**
@@ -775,10 +758,22 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      * must run in the transaction whose statement locked their homes, after it.
      */
     private void settle(List<Long> ids, List<String> hows) {
+        settle(ids, hows, null);
+    }
+
+    /**
+     * {@link #settle(List, List)} with each job's batch as its claim read it ({@code null}
+     * elements: none), so that the settle need not look them up; {@code batches} null when unknown.
+     */
+    private void settle(List<Long> ids, List<String> hows, List<Long> batches) {
         if (ids.isEmpty()) {
             return;
         }
-        timed.query(arrays(settle, column(ids, "int8", id -> id), column(hows, "text", how -> how)), rs -> {
+        timed.query(batches == null
+                ? arrays(settle, column(ids, "int8", id -> id), column(hows, "text", how -> how))
+                : arrays(settleMembers, column(ids, "int8", id -> id), column(hows, "text", how -> how),
+                        column(batches, "int8", id -> id)),
+                rs -> {
             log.debug("job={} queue={} is {}: its dependencies ended", rs.getLong("id"), rs.getString("queue"),
                     rs.getString("status"));
         });

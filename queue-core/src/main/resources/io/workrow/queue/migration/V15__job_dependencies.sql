@@ -222,10 +222,20 @@ BEGIN
         pass_start := pending;
         BEGIN
             PERFORM set_config('lock_timeout', '100ms', true);
-            WITH flagged AS (UPDATE workrow_ready SET waited_on = true WHERE id = ANY (pending) RETURNING id)
+            -- By the BRIN of ids over the range, each row tested in a hashed set (IS TRUE keeps it
+            -- one): "= ANY" would compare every row with every id.
+            WITH flagged AS (
+                UPDATE workrow_ready SET waited_on = true
+                WHERE id BETWEEN (SELECT min(p) FROM unnest(pending) AS p) AND (SELECT max(p) FROM unnest(pending) AS p)
+                  AND (id IN (SELECT unnest(pending))) IS TRUE
+                RETURNING id)
             SELECT array_agg(id) INTO located FROM flagged;
             pending := ARRAY(SELECT unnest(pending) EXCEPT SELECT unnest(located));
-            WITH flagged AS (UPDATE workrow_scheduled SET waited_on = true WHERE id = ANY (pending) RETURNING id)
+            WITH flagged AS (
+                UPDATE workrow_scheduled SET waited_on = true
+                WHERE id BETWEEN (SELECT min(p) FROM unnest(pending) AS p) AND (SELECT max(p) FROM unnest(pending) AS p)
+                  AND (id IN (SELECT unnest(pending))) IS TRUE
+                RETURNING id)
             SELECT array_agg(id) INTO located FROM flagged;
             pending := ARRAY(SELECT unnest(pending) EXCEPT SELECT unnest(located));
             WITH flagged AS (UPDATE workrow_waiting SET waited_on = true WHERE id = ANY (pending) RETURNING id)
@@ -259,7 +269,12 @@ BEGIN
                 FROM (SELECT dead.id, 'dead' AS how FROM workrow_dead AS dead WHERE dead.id = ANY (pending)
                       UNION ALL
                       SELECT outcome.job_id, outcome.status FROM workrow_outcome AS outcome
-                      WHERE outcome.job_id = ANY (pending) AND outcome.status IN ('completed', 'cancelled')
+                      WHERE outcome.job_id BETWEEN (SELECT min(id) FROM unnest(pending) AS id)
+                                               AND (SELECT max(id) FROM unnest(pending) AS id)
+                        -- IS TRUE keeps the IN a hashed subplan: as a join, the planner would
+                        -- guess the array's length and may loop over it for every row.
+                        AND (outcome.job_id IN (SELECT unnest(pending))) IS TRUE
+                        AND outcome.status IN ('completed', 'cancelled')
                         AND outcome.finished_at >= (SELECT min(data.created_at) FROM workrow_job_data AS data
                                                     WHERE data.id = ANY (pending))) AS ended;
                 IF ended_ids IS NOT NULL THEN

@@ -96,7 +96,12 @@ $$;
 -- The settle counts the members of batches among the jobs it settles, each round (so members
 -- cancelled down a chain count too), and finishes the batches whose members have all ended; a
 -- cancelled callback is settled in the next round, as any cancelled job.
-CREATE OR REPLACE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[], counted boolean DEFAULT true)
+-- member_of, when given, holds each of ended_ids' batch as its claim read it (NULL: none), so the
+-- first round need not read their data for it. The three-argument form stays for its callers.
+DROP FUNCTION workrow_settle(bigint[], text[], boolean);
+
+CREATE FUNCTION workrow_settle(ended_ids bigint[], ended_hows text[], counted boolean DEFAULT true,
+                               member_of bigint[] DEFAULT NULL)
     RETURNS TABLE (job_id bigint, queue text, status text)
     LANGUAGE plpgsql
     SET search_path FROM CURRENT AS
@@ -148,17 +153,21 @@ BEGIN
         -- have all ended now releases its callbacks, once: its row is locked and finished_at set
         -- under the lock.
         WITH ended AS (
-            SELECT * FROM unnest(round_ids, round_hows) AS ended(id, how)
+            SELECT ended.id, ended.how,
+                   CASE WHEN first_round AND member_of IS NOT NULL THEN ended.member_of
+                        ELSE (SELECT data.batch_id FROM workrow_job_data AS data WHERE data.id = ended.id) END
+                       AS batch_id
+            FROM unnest(round_ids, round_hows,
+                        CASE WHEN first_round AND member_of IS NOT NULL THEN member_of END) AS ended(id, how, member_of)
             WHERE counted OR NOT first_round
         ), deltas AS (
-            SELECT data.batch_id, count(*) FILTER (WHERE ended.how = 'completed')::int AS completed,
+            SELECT ended.batch_id, count(*) FILTER (WHERE ended.how = 'completed')::int AS completed,
                    count(*) FILTER (WHERE ended.how = 'dead')::int AS dead,
                    count(*) FILTER (WHERE ended.how = 'cancelled')::int AS cancelled
             FROM ended
-            JOIN workrow_job_data AS data ON data.id = ended.id
-            JOIN workrow_batch AS batch ON batch.id = data.batch_id
+            JOIN workrow_batch AS batch ON batch.id = ended.batch_id
             WHERE ended.id IS DISTINCT FROM batch.on_success_id AND ended.id IS DISTINCT FROM batch.on_finish_id
-            GROUP BY data.batch_id
+            GROUP BY ended.batch_id
         ), locked AS MATERIALIZED (
             SELECT batch.id FROM workrow_batch AS batch
             WHERE batch.id IN (SELECT batch_id FROM deltas)

@@ -106,7 +106,8 @@ class WriteOnceQueryPlanTests {
             Map.entry("LEASE_HOLDER_FORGET", "workrow_lease_holder, one row per runtime holding jobs"),
             Map.entry("JOB_SETTLE", "calls workrow_settle, whose statements are planned inside it: each reads"
                     + " workrow_dependency by its primary key's prefix (dep_id) and workrow_waiting by its primary"
-                    + " key, measured by JobDependencyCostTests"));
+                    + " key, measured by JobDependencyCostTests"),
+            Map.entry("JOB_SETTLE_MEMBERS", "calls workrow_settle as JOB_SETTLE does, with the batches given"));
 
     private static final Map<String, PlanCheck> CHECKS = new LinkedHashMap<>();
 
@@ -141,6 +142,11 @@ class WriteOnceQueryPlanTests {
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{0,0,0}', '{null,null,null}',"
                         + " '{null,null,null}', '{null,null,null}', '{\"{}\",null,null}', '{1,2}'",
                 Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
+        CHECKS.put("JOB_COMPLETE_MANY_SETTLING", new PlanCheck(
+                "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], text[], bigint[]",
+                tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{0,0,0}', '{null,null,null}',"
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
+                Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_COMPLETE_IN_TRANSACTION", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], text[], bigint[]",
                 "'{1}', '{1}', '{95}', '{1}', '{0}', '{null}', '{null}', '{null}', '{null}', '{1}'", Set.of("workrow_claim_pkey", OUTCOME_BRIN), true));
@@ -166,8 +172,11 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_INSERT_MANY_AFTER", new PlanCheck(
                 "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], bigint[],"
                         + " bigint[], boolean[], timestamptz",
+                // A fan-in of 10,000: the statement must stay cheap enough not to be compiled.
                 "'{q1}', '{null}', '{0}', '{0}', '{null}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
-                        + " '{1,1,1}', '{95,97,1}', '{false,true,false}', now() - interval '2 days'",
+                        + " '{" + "1,".repeat(9_999) + "1}', '{" + java.util.stream.IntStream.rangeClosed(1, 10_000)
+                        .mapToObj(Integer::toString).collect(java.util.stream.Collectors.joining(",")) + "}', '{"
+                        + "true,".repeat(9_999) + "false}', now() - interval '2 days'",
                 Set.of("workrow_dead_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_END_MANY_SETTLING", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
@@ -368,6 +377,11 @@ class WriteOnceQueryPlanTests {
                             .anyMatch(table::startsWith));
                     if (!scanned.isEmpty()) {
                         failures.add(entry.getKey() + " (" + mode + ") scans " + scanned + ":\n" + plan);
+                    }
+                    if (plan.contains("JIT:")) {
+                        // Compiling the plan costs seconds: a cost estimate past jit_above_cost is a defect.
+                        failures.add(entry.getKey() + " (" + mode + ") is costed high enough to be compiled (JIT):\n"
+                                + plan);
                     }
                     PlanCheck check = entry.getValue();
                     long used = check.indexes().stream().filter(plan::contains).count();
