@@ -291,6 +291,79 @@ class JobDependencyRaceTests {
         assertConsistent();
     }
 
+    @Test
+    void producersAddingDependentsToRunningJobsOnThreeRuntimesLoseNothingAndNeverFail() throws Exception {
+        Map<Long, Integer> runs = new ConcurrentHashMap<>();
+        List<WorkerRuntime> runtimes = new ArrayList<>();
+        List<Long> enqueued = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Throwable> producerErrors = java.util.Collections.synchronizedList(new ArrayList<>());
+        try {
+            for (int node = 0; node < 3; node++) {
+                JobStore store = node();
+                WorkerRuntime runtime = WorkerRuntime.builder(store.dataSource()).store(store)
+                        .pollInterval(Duration.ofMillis(200))
+                        .function("dag", Step.class, (step, job) -> {
+                            runs.merge(job.id(), 1, Integer::sum);
+                            Thread.sleep(ThreadLocalRandom.current().nextInt(3));
+                            return step.n();
+                        }, QueueOptions.defaults().withConcurrency(4).withBatchSize(8))
+                        .build();
+                runtimes.add(runtime);
+                runtime.start();
+            }
+            List<Future<?>> producers = new ArrayList<>();
+            for (int p = 0; p < 2; p++) {
+                JobStore producerNode = node();
+                JdbcJobQueue producer = producer(producerNode);
+                TransactionTemplate transactions = new TransactionTemplate(
+                        new DataSourceTransactionManager(producerNode.dataSource()));
+                producers.add(threads.submit(() -> {
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+                    int n = 0;
+                    while (System.nanoTime() < until) {
+                        int step = n++;
+                        try {
+                            enqueued.add(transactions.execute(status -> {
+                                JobRequest request = JobRequest.of("dag", new Step(step));
+                                List<Long> known = List.copyOf(enqueued);
+                                if (known.size() > 3 && ThreadLocalRandom.current().nextInt(4) > 0) {
+                                    // Among the newest jobs, most of them queued or running right now.
+                                    int from = Math.max(0, known.size() - 30);
+                                    long[] after = ThreadLocalRandom.current().longs(1 + ThreadLocalRandom.current()
+                                            .nextInt(3), from, known.size()).map(i -> known.get((int) i)).toArray();
+                                    request = ThreadLocalRandom.current().nextBoolean() ? request.after(after)
+                                            : request.afterSettled(after);
+                                }
+                                long id = producer.enqueue(request);
+                                sleepUpTo(2);
+                                return id;
+                            }));
+                        } catch (RuntimeException e) {
+                            producerErrors.add(e);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> producer : producers) {
+                producer.get(60, TimeUnit.SECONDS);
+            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> database.jdbc().queryForObject(
+                    "SELECT count(*) FROM workrow_job WHERE status IN ('pending', 'scheduled', 'waiting', 'running')",
+                    Integer.class) == 0);
+        } finally {
+            runtimes.forEach(WorkerRuntime::stop);
+        }
+        assertThat(producerErrors).as("producers' commits never fail").isEmpty();
+        assertThat(enqueued).hasSizeGreaterThan(200);
+        assertThat(database.jdbc().queryForList("SELECT DISTINCT status FROM workrow_job", String.class))
+                .as("every job completed: none of them fails").containsExactly("completed");
+        assertThat(runs.keySet()).containsExactlyInAnyOrderElementsOf(enqueued);
+        assertThat(runs.values()).as("each job ran once").containsOnly(1);
+        assertConsistent();
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_dependency", Integer.class)).isZero();
+    }
+
     private static void meet(CyclicBarrier barrier) {
         try {
             barrier.await(10, TimeUnit.SECONDS);
