@@ -250,17 +250,7 @@ final class JobSql {
      * {@link #JOB_FIND_BY_IDEMPOTENCY_KEYS}. A delay counts from this statement.
      */
     static final String JOB_INSERT_MANY = """
-            WITH {new_jobs}, keys AS (
-                INSERT INTO {job_key} (queue, idempotency_key, job_id)
-                SELECT queue, idempotency_key, id FROM input
-                WHERE idempotency_key IS NOT NULL
-                ORDER BY queue, idempotency_key
-                ON CONFLICT DO NOTHING
-                RETURNING job_id
-            ), fresh AS MATERIALIZED (
-                SELECT * FROM input
-                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
-            ), {homes}
+            WITH {new_jobs}, {fresh_jobs}, {homes}
             SELECT id, ord FROM fresh
             """.replace("{homes}", homesOf("fresh"));
 
@@ -347,17 +337,7 @@ final class JobSql {
      * earlier in this transaction.
      */
     static final String JOB_INSERT_MANY_AFTER = """
-            WITH {new_jobs}, keys AS (
-                INSERT INTO {job_key} (queue, idempotency_key, job_id)
-                SELECT queue, idempotency_key, id FROM input
-                WHERE idempotency_key IS NOT NULL
-                ORDER BY queue, idempotency_key
-                ON CONFLICT DO NOTHING
-                RETURNING job_id
-            ), fresh AS MATERIALIZED (
-                SELECT * FROM input
-                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
-            ), listed AS MATERIALIZED (
+            WITH {new_jobs}, {fresh_jobs}, listed AS MATERIALIZED (
                 SELECT * FROM unnest(?::bigint[], ?::bigint[], ?::boolean[]) WITH ORDINALITY
                               AS listed(ord, dep_id, settled, n)
             ), wanted AS MATERIALIZED (
@@ -506,6 +486,23 @@ final class JobSql {
             WHERE batch.id = ?
             """;
 
+
+    /**
+     * The enqueue's jobs that are new ({@code fresh}): keyed ones claim their (queue, key) first,
+     * in (queue, key) order, and only those whose key was free are new.
+     */
+    private static final String FRESH_JOBS = """
+            keys AS (
+                INSERT INTO {job_key} (queue, idempotency_key, job_id)
+                SELECT queue, idempotency_key, id FROM input
+                WHERE idempotency_key IS NOT NULL
+                ORDER BY queue, idempotency_key
+                ON CONFLICT DO NOTHING
+                RETURNING job_id
+            ), fresh AS MATERIALIZED (
+                SELECT * FROM input
+                WHERE idempotency_key IS NULL OR id IN (SELECT job_id FROM keys)
+            )""";
 
     /** The enqueue's input: the parallel arrays with an id drawn for each job and its due time. */
     private static final String NEW_JOBS = """
@@ -1681,7 +1678,7 @@ final class JobSql {
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{workflow_verdict}", WORKFLOW_VERDICT).replace("{workflow_gate}", WORKFLOW_GATE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
-                .replace("{new_jobs}", NEW_JOBS)
+                .replace("{new_jobs}", NEW_JOBS).replace("{fresh_jobs}", FRESH_JOBS)
                 .replace("{batch_id_seq}", "'" + prefix + "batch_id_seq'")
                 .replace("{batch_id}", "NULL::bigint").replace("{member}", "NULL::boolean")
                 .replace("{job_data}", prefix + "job_data")

@@ -43,6 +43,19 @@ public final class WorkrowTestDatabase implements BeforeAllCallback, AfterAllCal
         return new WorkrowTestDatabase(SqlIdentifier.of("schema", "public"), dataSource -> { });
     }
 
+    /**
+     * A store on a pool of {@code size} connections of its own, as another node would have; the
+     * caller closes the pool ({@code store.dataSource()}).
+     */
+    public JobStore otherNode(int size) {
+        com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource();
+        pool.setJdbcUrl(jdbcUrl());
+        pool.setUsername(server().user());
+        pool.setPassword(server().password());
+        pool.setMaximumPoolSize(size);
+        return JobStore.of(pool, schema);
+    }
+
     /** The store on this database, as the class that has every statement's own method. */
     public WriteOnceStore writeOnceStore() {
         return new WriteOnceStore(dataSource(), schema);

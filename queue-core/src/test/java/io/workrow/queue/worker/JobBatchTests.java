@@ -288,12 +288,8 @@ class JobBatchTests {
     }
 
     private JobStore node() {
-        HikariDataSource pool = new HikariDataSource();
-        pool.setJdbcUrl(database.jdbcUrl());
-        pool.setUsername(database.server().user());
-        pool.setPassword(database.server().password());
-        pool.setMaximumPoolSize(4);
-        pools.add(pool);
-        return JobStore.of(pool, database.schema());
+        JobStore node = database.otherNode(4);
+        pools.add((HikariDataSource) node.dataSource());
+        return node;
     }
 }

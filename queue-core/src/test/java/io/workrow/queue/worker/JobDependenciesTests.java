@@ -302,17 +302,7 @@ class JobDependenciesTests {
 
     @Test
     void aTransactionalDependencyReleasesItsDependentWhenItsTransactionCommits() {
-        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(
-                database.dataSource()));
-        HandlerTransaction inTransaction = work -> transactions.executeWithoutResult(status -> {
-            try {
-                work.run();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        HandlerTransaction inTransaction = LocalTransactions.on(database.dataSource());
         long eur = fetch("EUR");
         long dependent = jobQueue.enqueue(JobRequest.of("build-report", new Build("a")).after(eur));
         runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())

@@ -65,13 +65,9 @@ class JobDependencyRaceTests {
 
     /** A node: a store on a pool of its own. */
     private JobStore node() {
-        HikariDataSource pool = new HikariDataSource();
-        pool.setJdbcUrl(database.jdbcUrl());
-        pool.setUsername(database.server().user());
-        pool.setPassword(database.server().password());
-        pool.setMaximumPoolSize(12);
-        pools.add(pool);
-        return JobStore.of(pool, database.schema());
+        JobStore node = database.otherNode(12);
+        pools.add((HikariDataSource) node.dataSource());
+        return node;
     }
 
     private static JdbcJobQueue producer(JobStore store) {

@@ -20,8 +20,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A handler's return value is its job's result: stored as JSON with the completion, read back by
@@ -173,17 +171,7 @@ class JobResultsTests {
 
     @Test
     void aTransactionalHandlersResultCommitsWithItsWritesAndOneOverTheLimitRollsThemBack() {
-        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(
-                database.dataSource()));
-        HandlerTransaction inTransaction = work -> transactions.executeWithoutResult(status -> {
-            try {
-                work.run();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        HandlerTransaction inTransaction = LocalTransactions.on(database.dataSource());
         JobFunction<Object, ?> ledger = (fetch, job) -> {
             String currency = ((Fetch) fetch).currency();
             database.jdbc().update("INSERT INTO ledger VALUES (?)", currency);

@@ -22,7 +22,6 @@ class TransactionalHandlerTests {
     static final WorkrowTestDatabase database = new WorkrowTestDatabase();
 
     private JdbcJobQueue jobQueue;
-    private TransactionTemplate transactions;
 
     record Payment(String reference) {
     }
@@ -37,19 +36,10 @@ class TransactionalHandlerTests {
         database.deleteAllJobs();
         database.jdbc().update("DELETE FROM ledger");
         jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
-        transactions = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
     }
 
     private WorkerRuntime runtime(io.workrow.queue.JobHandler<Object> handler) {
-        HandlerTransaction inTransaction = work -> transactions.executeWithoutResult(status -> {
-            try {
-                work.run();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        HandlerTransaction inTransaction = LocalTransactions.on(database.dataSource());
         return WorkerRuntime.builder(database.dataSource())
                 .pollInterval(Duration.ofMillis(100))
                 .handler(new HandlerRegistration("payments", Payment.class, JobFunction.of(handler), QueueOptions.defaults(),

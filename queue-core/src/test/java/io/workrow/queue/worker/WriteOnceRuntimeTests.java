@@ -26,8 +26,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The runtime on the write-once layout ({@link WriteOnceStore} as its claim statements), with a
@@ -323,16 +321,7 @@ class WriteOnceRuntimeTests {
     @Test
     void aTransactionalHandlersWritesCommitWithItsCompletionOnAClaimOfItsOwn() {
         List<Long> ids = enqueue("payments", 3, "p-1", "p-2", "p-3");
-        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
-        HandlerTransaction inTransaction = work -> transactions.executeWithoutResult(status -> {
-            try {
-                work.run();
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        HandlerTransaction inTransaction = LocalTransactions.on(database.dataSource());
         try (WorkerRuntime runtime = runtime().handler(new HandlerRegistration("payments", Task.class,
                 (task, job) -> jdbc.update("INSERT INTO ledger VALUES (?)", ((Task) task).name()),
                 QueueOptions.defaults().withConcurrency(3), inTransaction, "ledger.record(Task)")).build()) {
