@@ -19,7 +19,9 @@ import java.util.Collection;
  * <p>A batch is one row of counters, not a row per member: a batch of 100,000 jobs costs its
  * callbacks nothing per member. A member whose idempotency key already exists is not enqueued and
  * is not a member. Callbacks are jobs too ({@code waiting} until the batch is done), and know
- * their batch from {@link JobContext#batchId()}; they cannot wait for other jobs themselves.
+ * their batch from {@link JobContext#batchId()}; they cannot wait for other jobs themselves. A
+ * callback's {@code delay} or {@code runAt}, like a dependent's, counts from the enqueue, not from
+ * the batch's end: released earlier than that, it waits as {@code scheduled}.
  */
 public interface JobBatch {
 

@@ -647,7 +647,21 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             results.putAll(runEnds(lean, completeMany, endMany, waitedOn));
         }
         if (!waitedOn.isEmpty()) {
-            results.putAll(endSettling(waitedOn));
+            try {
+                results.putAll(endSettling(waitedOn));
+            } catch (org.springframework.dao.DataAccessException e) {
+                if (results.isEmpty() && !(e instanceof org.springframework.dao.PessimisticLockingFailureException)) {
+                    throw e;
+                }
+                // The settling ends rolled back (a lock held too long, a deadlock across rounds,
+                // or worse): they are sent again, while the lean ends' answers, already
+                // committed, stand.
+                log.debug("{} ends with dependents were rolled back and are sent again: {}", waitedOn.size(),
+                        e.getMessage());
+                for (PositionEnd end : waitedOn) {
+                    results.put(end, new EndResult(EndResult.Verdict.BUSY, null));
+                }
+            }
         }
         return results;
     }

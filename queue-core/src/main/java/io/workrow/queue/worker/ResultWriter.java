@@ -421,11 +421,13 @@ final class ResultWriter {
             }
             case DISCARDED -> log.warn("{} discarded, now dead: {}", job, result.error());
             case RELEASED -> {
+                // No status when an earlier send was recorded and its reply lost (ACCEPTED_BEFORE).
+                String now = status == null ? "recorded by an earlier send" : "now " + status.columnValue();
                 if (result.kind() == JobResult.Kind.RELEASE_UNSTARTED) {
                     // The poller logs the line it hands back once; one line a job would bury it.
-                    log.debug("{} handed back unstarted; now {}", job, status.columnValue());
+                    log.debug("{} handed back unstarted; {}", job, now);
                 } else {
-                    log.info("{} released at shutdown; now {}", job, status.columnValue());
+                    log.info("{} released at shutdown; {}", job, now);
                 }
             }
             case CANCELLED -> log.info("{} was cancelled while this worker held it; nothing recorded", job);

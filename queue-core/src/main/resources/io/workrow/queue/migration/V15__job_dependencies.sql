@@ -212,8 +212,9 @@ BEGIN
         passes := passes + 1;
         IF clock_timestamp() - started > interval '30 seconds' THEN
             RAISE EXCEPTION 'could not register the dependencies % of waiting jobs % at commit within 30 s: their'
-                ' rows stayed locked or they kept moving between homes', pending, waiters
-                USING ERRCODE = 'lock_not_available';
+                ' rows stayed locked or they kept moving between homes; the transaction can be tried again',
+                pending, waiters
+                USING ERRCODE = 'serialization_failure';
         END IF;
         IF passes > 1 THEN
             -- A job between homes is there again as soon as its move commits.

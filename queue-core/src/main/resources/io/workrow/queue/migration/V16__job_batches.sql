@@ -154,11 +154,11 @@ BEGIN
         -- under the lock.
         WITH ended AS (
             SELECT ended.id, ended.how,
-                   CASE WHEN first_round AND member_of IS NOT NULL THEN ended.member_of
+                   CASE WHEN first_round AND workrow_settle.member_of IS NOT NULL THEN ended.given_batch
                         ELSE (SELECT data.batch_id FROM workrow_job_data AS data WHERE data.id = ended.id) END
                        AS batch_id
             FROM unnest(round_ids, round_hows,
-                        CASE WHEN first_round AND member_of IS NOT NULL THEN member_of END) AS ended(id, how, member_of)
+                        CASE WHEN first_round THEN workrow_settle.member_of END) AS ended(id, how, given_batch)
             WHERE counted OR NOT first_round
         ), deltas AS (
             SELECT ended.batch_id, count(*) FILTER (WHERE ended.how = 'completed')::int AS completed,

@@ -249,6 +249,36 @@ class JobBatchTests {
     }
 
     @Test
+    void aSettlingEndThatWaitsTooLongForALockIsSentAgainWhileTheLeanEndsOfTheCallStand() throws Exception {
+        BatchReceipt batch = jobQueue.batch().addAll(mails("ok")).onFinish(JobRequest.of("campaign", "report"))
+                .enqueue();
+        long plain = jobQueue.enqueue(JobRequest.of("mail", new Mail("plain", "ok")));
+        List<ClaimedPosition> held = database.store().claims().claim("mail", "w", 2, Duration.ofMinutes(5), false);
+        assertThat(held).hasSize(2);
+        try (java.sql.Connection operator = database.dataSource().getConnection()) {
+            operator.setAutoCommit(false);
+            operator.createStatement().execute("SELECT 1 FROM workrow_batch WHERE id = " + batch.batchId()
+                    + " FOR UPDATE");
+
+            Map<PositionEnd, io.workrow.queue.store.EndResult> results = database.store().claims()
+                    .endMany(held.stream().map(PositionEnd::completed).toList());
+
+            assertThat(results).hasSize(2).allSatisfy((end, result) -> assertThat(result.verdict()).isEqualTo(
+                    end.id() == plain ? io.workrow.queue.store.EndResult.Verdict.ACCEPTED
+                            : io.workrow.queue.store.EndResult.Verdict.BUSY));
+            operator.rollback();
+        }
+        assertThat(statusOf(plain)).isEqualTo(JobStatus.COMPLETED);
+        assertThat(statusOf(batch.jobIds().get(0))).as("rolled back whole, to be sent again")
+                .isEqualTo(JobStatus.RUNNING);
+        ClaimedPosition member = held.stream().filter(job -> job.id() != plain).findFirst().orElseThrow();
+        assertThat(database.store().claims().endMany(List.of(PositionEnd.completed(member))).values())
+                .extracting(io.workrow.queue.store.EndResult::verdict)
+                .containsExactly(io.workrow.queue.store.EndResult.Verdict.ACCEPTED);
+        assertThat(status(batch.batchId()).finished()).isTrue();
+    }
+
+    @Test
     void aCallbackThatWaitsForOtherJobsIsRefused() {
         long other = jobQueue.enqueue(JobRequest.of("mail", new Mail("a", "ok")));
         assertThatThrownBy(() -> jobQueue.batch().onFinish(JobRequest.of("campaign", "report").after(other)))
