@@ -168,19 +168,30 @@ final class JobReads {
 
     /** Both sides of job {@code id}'s dependencies, at most {@link QueueAdmin#DEPENDENCIES_LISTED} each. */
     public Optional<io.workrow.queue.JobDependencies> dependencies(long id) {
-        List<io.workrow.queue.JobDependencies.Link> waits = timed.query(waitsFor, (rs, row) ->
-                new io.workrow.queue.JobDependencies.Link(rs.getLong("id"), rs.getString("queue"),
+        boolean[] found = {false};
+        List<io.workrow.queue.JobDependencies.Link> waits = new ArrayList<>();
+        timed.query(waitsFor, (RowCallbackHandler) rs -> {
+            found[0] = true;
+            long dep = rs.getLong("id");
+            if (!rs.wasNull()) {
+                waits.add(new io.workrow.queue.JobDependencies.Link(dep, rs.getString("queue"),
                         rs.getString("status") == null ? null : JobStatus.fromColumn(rs.getString("status")),
-                        rs.getBoolean("settled")), QueueAdmin.DEPENDENCIES_LISTED, id);
-        long[] total = {0};
-        List<io.workrow.queue.JobDependencies.Link> waited = timed.query(waitedOnBy, (rs, row) -> {
-            total[0] = rs.getLong("total");
-            return new io.workrow.queue.JobDependencies.Link(rs.getLong("id"), rs.getString("queue"),
-                    JobStatus.WAITING, rs.getBoolean("settled"));
-        }, id, QueueAdmin.DEPENDENCIES_LISTED);
-        if (waits.isEmpty() && waited.isEmpty() && find(id).isEmpty()) {
+                        rs.getBoolean("settled")));
+            }
+        }, QueueAdmin.DEPENDENCIES_LISTED, id);
+        if (!found[0]) {
             return Optional.empty();
         }
+        long[] total = {0};
+        List<io.workrow.queue.JobDependencies.Link> waited = new ArrayList<>();
+        timed.query(waitedOnBy, (RowCallbackHandler) rs -> {
+            total[0] = rs.getLong("total");
+            long waiter = rs.getLong("id");
+            if (!rs.wasNull()) {
+                waited.add(new io.workrow.queue.JobDependencies.Link(waiter, rs.getString("queue"),
+                        JobStatus.WAITING, rs.getBoolean("settled")));
+            }
+        }, id, id, QueueAdmin.DEPENDENCIES_LISTED);
         return Optional.of(new io.workrow.queue.JobDependencies(id, waits, waited, total[0]));
     }
 

@@ -280,8 +280,7 @@ final class JobSql {
      * (the log's BRIN) AND (job_id IN (SELECT the ids)) IS TRUE". IS TRUE keeps the IN a hashed
      * subplan: pulled up into a join, the planner guesses ten ids for the array (a parameter's
      * length is unknown to a generic plan) and may loop over all of them for every row; "= ANY"
-     * of the array compares them one by one. Measured with 10,000 ids over 100,000 outcomes:
-     * 2.5 s as "= ANY", 4.4 s as a nested-loop join, 64 ms hashed.
+     * of the array compares them one by one (docs/performance.md, "Workflows", has the timings).
      */
 
     /**
@@ -1458,34 +1457,41 @@ final class JobSql {
 
     /**
      * The jobs job {@code ?} was enqueued to wait for (at most {@code ?}), in the order named, with
-     * whether any end of each counts, and each one's status now (NULL past retention).
+     * whether any end of each counts, and each one's status now (NULL past retention); one row
+     * with a NULL {@code id} for a job that waited for none, and no row for a job that is not there.
      */
     static final String JOB_WAITS_FOR = """
             SELECT listed.dep_id AS id, job.queue, job.status, listed.settled
             FROM {job_data} AS data
-            CROSS JOIN LATERAL (SELECT dep_id, false AS settled, n FROM unnest(data.after_ids) WITH ORDINALITY
-                                       AS named(dep_id, n)
-                                UNION ALL
-                                SELECT dep_id, true, 100000 + n FROM unnest(data.after_settled_ids) WITH ORDINALITY
-                                       AS named(dep_id, n)
-                                ORDER BY 3
-                                LIMIT ?) AS listed
+            LEFT JOIN LATERAL (SELECT dep_id, false AS settled, n
+                               FROM unnest(data.after_ids) WITH ORDINALITY AS named(dep_id, n)
+                               UNION ALL
+                               SELECT dep_id, true, 100000 + n
+                               FROM unnest(data.after_settled_ids) WITH ORDINALITY AS named(dep_id, n)
+                               ORDER BY 3
+                               LIMIT ?) AS listed ON true
             LEFT JOIN LATERAL (SELECT job.queue, job.status FROM {job} AS job WHERE job.id = listed.dep_id
                                LIMIT 1) AS job ON true
             WHERE data.id = ?
             ORDER BY listed.n
             """;
 
-    /** The jobs still waiting for job {@code ?}: at most {@code ?} of them, lowest id first, and how many in all. */
+    /**
+     * The jobs still waiting for job {@code ?}, counted once, and at most {@code ?} of them (the
+     * job's id again), lowest id first.
+     */
     static final String JOB_WAITED_ON_BY = """
-            SELECT edge.waiter_id AS id, waiting.queue, edge.settled,
-                   (SELECT count(*) FROM {dependency} AS every WHERE every.dep_id = edge.dep_id) AS total
-            FROM {dependency} AS edge
-            JOIN {waiting} AS waiting ON waiting.id = edge.waiter_id
-            WHERE edge.dep_id = ?
+            WITH counted AS (
+                SELECT count(*) AS total FROM {dependency} WHERE dep_id = ?
+            )
+            SELECT edge.waiter_id AS id, waiting.queue, edge.settled, counted.total
+            FROM counted
+            LEFT JOIN LATERAL (SELECT edge.waiter_id, edge.settled FROM {dependency} AS edge
+                               WHERE edge.dep_id = ? ORDER BY edge.waiter_id LIMIT ?) AS edge ON true
+            LEFT JOIN {waiting} AS waiting ON waiting.id = edge.waiter_id
             ORDER BY edge.waiter_id
-            LIMIT ?
             """;
+
 
     /**
      * The results of the completed jobs among {@code ?::bigint[]}, read from their outcome rows

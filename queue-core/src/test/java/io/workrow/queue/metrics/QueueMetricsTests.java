@@ -116,6 +116,7 @@ class QueueMetricsTests {
         store.claims().claim("work", "w", 1, Duration.ofMinutes(1), false);
         long dead = jobQueue.enqueue(JobRequest.of("work", new Task("e")).delay(Duration.ofHours(1)));
         database.rows().killWaiting(dead);
+        jobQueue.enqueue(JobRequest.of("work", new Task("f")).after(dead));
 
         QueueDepthGauges gauges = new QueueDepthGauges(store, registry);
         assertThat(gauges.runOnce()).isEqualTo(2);
@@ -125,6 +126,13 @@ class QueueMetricsTests {
         assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "running").gauge().value())
                 .isEqualTo(1);
         assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "dead").gauge().value())
+                .isEqualTo(1);
+        assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "waiting").gauge().value())
+                .as("f waits for the dead job: cancelled at enqueue, not waiting").isZero();
+        long running = database.jdbc().queryForObject("SELECT id FROM workrow_job WHERE status = 'running'", Long.class);
+        jobQueue.enqueue(JobRequest.of("work", new Task("g")).after(running));
+        gauges.runOnce();
+        assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "waiting").gauge().value())
                 .isEqualTo(1);
         assertThat(registry.get("workrow.queue.lag").tags("queue", "work").gauge().value()).isBetween(119.0, 180.0);
         assertThat(registry.get("workrow.queue.lag").tags("queue", "other").gauge().value()).isLessThan(60.0);

@@ -189,7 +189,7 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_LIST_WAITING", new PlanCheck("text, text, int", "'q1', 'q1', 100",
                 Set.of("workrow_waiting_pkey", "workrow_waiting_queue_idx")));
         CHECKS.put("JOB_WAITS_FOR", new PlanCheck("int, bigint", "100, 1000001", Set.of(JOB_DATA_PKEY)));
-        CHECKS.put("JOB_WAITED_ON_BY", new PlanCheck("bigint, int", "95, 100",
+        CHECKS.put("JOB_WAITED_ON_BY", new PlanCheck("bigint, bigint, int", "95, 95, 100",
                 Set.of("workrow_dependency_pkey", "workrow_waiting_pkey"), true));
         // Writes a batch row and its callbacks; reads no home.
         CHECKS.put("BATCH_OPEN", new PlanCheck(
