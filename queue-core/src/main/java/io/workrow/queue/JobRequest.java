@@ -28,11 +28,18 @@ public final class JobRequest {
     private final Integer maxAttempts;
     private final String fairnessKey;
     private final List<Long> after;
+    /** The longest handler timeout a job may ask for: a year. */
+    public static final Duration MAX_TIMEOUT = Duration.ofDays(365);
+    /** The latest deadline the database stores (its timestamps end in year 9999). */
+    public static final Instant LATEST_DEADLINE = Instant.parse("9999-12-31T23:59:59Z");
+
     private final List<Long> afterSettled;
+    private final Instant expiresAt;
+    private final Duration timeout;
 
     private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
             Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey, List<Long> after,
-            List<Long> afterSettled) {
+            List<Long> afterSettled, Instant expiresAt, Duration timeout) {
         this.queue = queue;
         this.payload = payload;
         this.partitionKey = partitionKey;
@@ -44,31 +51,34 @@ public final class JobRequest {
         this.fairnessKey = fairnessKey;
         this.after = after;
         this.afterSettled = afterSettled;
+        this.expiresAt = expiresAt;
+        this.timeout = timeout;
     }
 
     /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
     public static JobRequest of(String queue, Object payload) {
         Objects.requireNonNull(queue, "queue");
         Objects.requireNonNull(payload, "payload");
-        return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of());
+        return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of(), null, null);
     }
 
     /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
     public JobRequest partitionKey(String partitionKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /** At most one job per key and queue exists; enqueueing the key again returns the first job's id. */
     public JobRequest idempotencyKey(String idempotencyKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
     public JobRequest runAt(Instant runAt) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey,
-                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey, after, afterSettled);
+                Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey, after, afterSettled,
+                expiresAt, timeout);
     }
 
     /**
@@ -80,7 +90,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /** Lower runs first; default 0. Between -32768 and 32767. */
@@ -90,7 +100,7 @@ public final class JobRequest {
                     + Short.MAX_VALUE + ", was " + priority);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
@@ -99,7 +109,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /**
@@ -111,7 +121,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("fairnessKey must not be blank");
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled);
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     /**
@@ -124,7 +134,7 @@ public final class JobRequest {
      */
     public JobRequest after(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, joined(after, ids), afterSettled);
+                fairnessKey, joined(after, ids), afterSettled, expiresAt, timeout);
     }
 
     /**
@@ -134,7 +144,35 @@ public final class JobRequest {
      */
     public JobRequest afterSettled(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, joined(afterSettled, ids));
+                fairnessKey, after, joined(afterSettled, ids), expiresAt, timeout);
+    }
+
+    /**
+     * A deadline: no attempt of the job starts at or after {@code expiresAt} (by the database's
+     * clock, judged with the claim's own timing so that a job waiting in a runtime's line is never
+     * started late). A job that reaches a worker past it is cancelled unstarted, its last error
+     * "expired: ...", and jobs that wait for it through {@link #after(long...)} are cancelled with it.
+     * A retry's attempt counts too: a job failing past its deadline is not tried again.
+     */
+    public JobRequest expiresAt(Instant expiresAt) {
+        if (Objects.requireNonNull(expiresAt, "expiresAt").isAfter(LATEST_DEADLINE)) {
+            throw new IllegalArgumentException("expiresAt must be no later than " + LATEST_DEADLINE + ", was "
+                    + expiresAt);
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey, after, afterSettled, Objects.requireNonNull(expiresAt, "expiresAt"), timeout);
+    }
+
+    /**
+     * This job's handler timeout, in place of its queue's {@code timeout}: a handler running longer
+     * is interrupted and its attempt fails. Positive.
+     */
+    public JobRequest timeout(Duration timeout) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException("timeout must be between 1 ms and " + MAX_TIMEOUT + ", was " + timeout);
+        }
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey, after, afterSettled, expiresAt, timeout);
     }
 
     private static List<Long> joined(List<Long> listed, long... ids) {
@@ -200,12 +238,24 @@ public final class JobRequest {
         return afterSettled;
     }
 
+    /** The deadline ({@link #expiresAt(Instant)}), or {@code null} for none. */
+    public Instant expiresAt() {
+        return expiresAt;
+    }
+
+    /** This job's own handler timeout ({@link #timeout(Duration)}), or {@code null} for its queue's. */
+    public Duration timeout() {
+        return timeout;
+    }
+
     @Override
     public String toString() {
         // Never the payload: it may hold personal data.
         return "JobRequest[queue=" + queue + ", partitionKey=" + partitionKey + ", idempotencyKey="
                 + idempotencyKey + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey)
                 + (after.isEmpty() ? "" : ", after=" + after)
-                + (afterSettled.isEmpty() ? "" : ", afterSettled=" + afterSettled) + "]";
+                + (afterSettled.isEmpty() ? "" : ", afterSettled=" + afterSettled)
+                + (expiresAt == null ? "" : ", expiresAt=" + expiresAt) + (timeout == null ? "" : ", timeout=" + timeout)
+                + "]";
     }
 }

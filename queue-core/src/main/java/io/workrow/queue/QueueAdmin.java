@@ -1,5 +1,6 @@
 package io.workrow.queue;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -113,6 +114,45 @@ public interface QueueAdmin {
 
     /** The paused queues. */
     List<String> pausedQueues();
+
+    /**
+     * The live holds: queues, or partition keys of them, that no node claims until the hold's end
+     * ({@code SnoozeJobException.wholeQueue()/wholeKey()}, or {@link #hold}).
+     */
+    List<QueueHold> holds();
+
+    /**
+     * Holds {@code queue}, or only its {@code partitionKey} when not {@code null}, on every node
+     * for {@code duration}: no node claims what it covers until then (running jobs finish). An
+     * existing hold ends at the later of the two times.
+     */
+    QueueHold hold(String queue, String partitionKey, Duration duration, String reason);
+
+    /**
+     * Ends the hold of {@code queue} (or of its {@code partitionKey}) now and wakes the queue's
+     * workers; false when there was none.
+     */
+    boolean releaseHold(String queue, String partitionKey);
+
+    /**
+     * The queues with a cluster-wide concurrency cap ({@code workrow.queues.<queue>.global-concurrency},
+     * or set by hand), each with its jobs claimed now on every node.
+     */
+    List<ConcurrencyCap> concurrencyCaps();
+
+    /**
+     * Caps {@code queue} at {@code cap} jobs claimed at once across every node, in place of its
+     * configured cap until cleared. Stored in the database: runtimes whose configuration caps the
+     * queue apply it from their next claim, the others from their next look at the caps (within
+     * two seconds).
+     */
+    void setGlobalConcurrency(String queue, int cap, String reason);
+
+    /**
+     * Clears the cap set by hand on {@code queue}, so its configured cap (or none) applies again;
+     * false when none was set by hand.
+     */
+    boolean clearGlobalConcurrency(String queue);
 
     /** Every queue's circuit breaker that has a row: guarded queues, and any opened by hand. */
     List<BreakerStatus> breakers();

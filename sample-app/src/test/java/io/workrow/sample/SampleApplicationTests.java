@@ -145,5 +145,16 @@ class SampleApplicationTests {
         assertThat(text("/actuator/workrow")).contains("\"paused\":[\"send-receipt\"]");
         assertThat(post("/actuator/workrow/send-receipt/resume", "{}").statusCode()).isEqualTo(200);
         assertThat(text("/actuator/workrow")).contains("\"paused\":[]");
+
+        HttpResponse<String> held = post("/actuator/workrow/send-receipt/hold",
+                "{\"duration\":\"10m\",\"reason\":\"partner window\"}");
+        assertThat(held.statusCode()).isEqualTo(200);
+        JsonNode hold = get("/actuator/workrow").get("holds").get(0);
+        assertThat(hold.get("queue").asString()).isEqualTo("send-receipt");
+        assertThat(hold.get("reason").asString()).isEqualTo("held by hand: partner window");
+        assertThat(Instant.parse(hold.get("until").asString())).isAfter(Instant.now().plus(Duration.ofMinutes(9)));
+        assertThat(post("/actuator/workrow/send-receipt/hold", "{}").statusCode()).as("no duration").isEqualTo(400);
+        assertThat(post("/actuator/workrow/send-receipt/release-hold", "{}").statusCode()).isEqualTo(200);
+        assertThat(get("/actuator/workrow").get("holds").size()).isZero();
     }
 }

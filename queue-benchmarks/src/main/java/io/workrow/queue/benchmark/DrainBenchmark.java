@@ -52,6 +52,9 @@ public final class DrainBenchmark {
         int prefetch = "adaptive".equals(prefetchOption) ? QueueOptions.ADAPTIVE_PREFETCH
                 : Integer.parseInt(prefetchOption);
         SqlIdentifier schema = SqlIdentifier.of("--schema", options.getOrDefault("schema", "workrow_bench"));
+        // --global-concurrency=N caps the queue across nodes (docs/patterns.md): each claim then locks
+        // the queue's cap row and counts its open positions first.
+        int globalConcurrency = Integer.parseInt(options.getOrDefault("global-concurrency", "0"));
 
         try (HikariDataSource dataSource = dataSource(options)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
@@ -62,7 +65,8 @@ public final class DrainBenchmark {
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
             System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d prefetch=%s"
-                    + " cores=%d java=%s%n", jobs, concurrency, batchSize, prefetchOption,
+                    + " global-concurrency=%s cores=%d java=%s%n", jobs, concurrency, batchSize, prefetchOption,
+                    globalConcurrency == 0 ? "none" : Integer.toString(globalConcurrency),
                     Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
             System.out.printf("PostgreSQL: %s%n", jdbc.queryForObject("SHOW server_version", String.class));
 
@@ -87,7 +91,7 @@ public final class DrainBenchmark {
                             drained.countDown();
                         }
                     }, QueueOptions.defaults().withConcurrency(concurrency).withBatchSize(batchSize)
-                            .withPrefetch(prefetch))
+                            .withPrefetch(prefetch).withGlobalConcurrency(globalConcurrency))
                     .build();
             com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean)
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean();

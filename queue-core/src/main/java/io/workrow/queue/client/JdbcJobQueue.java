@@ -1,9 +1,9 @@
 package io.workrow.queue.client;
 
-import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.JobBatch;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
+import io.workrow.queue.metrics.EnqueueHeaders;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.NewJob;
@@ -104,11 +104,16 @@ public final class JdbcJobQueue implements JobQueue {
                         + " (workrow.max-payload-size); store large data elsewhere and enqueue a reference");
             }
         }
+        if (request.expiresAt() != null && request.runAt() != null && !request.expiresAt().isAfter(request.runAt())) {
+            throw new IllegalArgumentException("Job for queue '" + queue + "' expires at " + request.expiresAt()
+                    + ", not after its runAt " + request.runAt() + ": it could never start");
+        }
         int maxAttempts = request.maxAttempts() != null
                 ? request.maxAttempts() : maxAttemptsOfQueue.applyAsInt(queue);
         long delayMillis = request.delay() == null ? 0 : request.delay().toMillis();
         return new NewJob(queue, request.partitionKey(), PartitionBuckets.of(request.partitionKey()),
                 request.priority(), request.idempotencyKey(), payload, headersJson, request.runAt(),
-                delayMillis, maxAttempts, request.fairnessKey(), request.after(), request.afterSettled());
+                delayMillis, maxAttempts, request.fairnessKey(), request.after(), request.afterSettled(),
+                request.expiresAt(), request.timeout() == null ? null : request.timeout().toMillis());
     }
 }

@@ -1,16 +1,20 @@
 package io.workrow.queue.client;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.ConcurrencyCap;
 import io.workrow.queue.DeadErrorGroup;
 import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.FinishedPerMinute;
 import io.workrow.queue.JobDetail;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueHold;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.RecurringStatus;
+import io.workrow.queue.SnoozeJobException;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.JobStore;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
@@ -152,6 +156,60 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     @Override
     public List<String> pausedQueues() {
         return store.pausedQueues();
+    }
+
+    @Override
+    public List<QueueHold> holds() {
+        return store.holds().list();
+    }
+
+    @Override
+    public QueueHold hold(String queue, String partitionKey, Duration duration, String reason) {
+        QueueNames.check(queue);
+        if (duration == null || duration.isNegative() || duration.isZero()
+                || duration.compareTo(SnoozeJobException.MAX_DELAY) > 0) {
+            throw new IllegalArgumentException("a hold's duration must be positive and at most "
+                    + SnoozeJobException.MAX_DELAY + ", was " + duration);
+        }
+        String why = reason == null || reason.isBlank() ? "held by hand" : "held by hand: " + reason;
+        QueueHold hold = store.holds().hold(queue, partitionKey, duration, why, null);
+        log.warn("queue={} {} held on every node until {} ({})", queue,
+                partitionKey == null ? "whole queue" : "one partition key", hold.until(), why);
+        return hold;
+    }
+
+    @Override
+    public boolean releaseHold(String queue, String partitionKey) {
+        return store.holds().release(QueueNames.check(queue), partitionKey).map(released -> {
+            log.info("queue={} {} hold released by hand", queue,
+                    partitionKey == null ? "whole-queue" : "partition key");
+            return true;
+        }).orElse(false);
+    }
+
+    @Override
+    public List<ConcurrencyCap> concurrencyCaps() {
+        return store.caps().list();
+    }
+
+    @Override
+    public void setGlobalConcurrency(String queue, int cap, String reason) {
+        QueueNames.check(queue);
+        if (cap < 1) {
+            throw new IllegalArgumentException("a global concurrency cap must be at least 1, was " + cap);
+        }
+        String why = reason == null || reason.isBlank() ? "set by hand" : "set by hand: " + reason;
+        store.caps().set(queue, cap, why);
+        log.warn("queue={} global-concurrency {} on every node until cleared ({})", queue, cap, why);
+    }
+
+    @Override
+    public boolean clearGlobalConcurrency(String queue) {
+        boolean cleared = store.caps().clear(QueueNames.check(queue));
+        if (cleared) {
+            log.info("queue={} global-concurrency set by hand cleared; its configured cap applies", queue);
+        }
+        return cleared;
     }
 
     @Override

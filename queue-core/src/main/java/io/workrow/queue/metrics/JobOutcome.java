@@ -17,6 +17,10 @@ public enum JobOutcome {
     CANCELLED,
     /** Shutdown interrupted the handler (or it never started) and the job went back to pending. */
     RELEASED,
+    /** The handler snoozed the job ({@code SnoozeJobException}): it runs again later, no attempt spent. */
+    SNOOZED,
+    /** The job reached its worker past its deadline ({@code JobRequest.expiresAt}): cancelled, never started. */
+    EXPIRED,
     /**
      * The outcome could not be written before the runtime stopped (the database stayed
      * unreachable): the lease expires and the job runs again.
@@ -25,7 +29,7 @@ public enum JobOutcome {
 
     /**
      * The tag value: {@code success}, {@code failure}, {@code discarded}, {@code lease_lost},
-     * {@code cancelled}, {@code released}, {@code unrecorded}.
+     * {@code cancelled}, {@code released}, {@code snoozed}, {@code expired}, {@code unrecorded}.
      */
     public String tagValue() {
         return name().toLowerCase(Locale.ROOT);

@@ -12,7 +12,7 @@ import java.util.function.Function;
 /**
  * {@link QueueMetrics} as Micrometer meters, all tagged {@code queue}: counters
  * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale}, {@code .abandoned},
- * {@code .retired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
+ * {@code .retired}, {@code .snoozed}, {@code .expired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
  * {@code outcome}; {@code workrow.breaker.transitions} tagged also {@code state} (the state
  * entered). Meters are looked up once per queue and kept.
  */
@@ -25,6 +25,8 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     private final Map<String, Counter> stale = new ConcurrentHashMap<>();
     private final Map<String, Counter> retired = new ConcurrentHashMap<>();
     private final Map<String, Counter> abandoned = new ConcurrentHashMap<>();
+    private final Map<String, Counter> snoozed = new ConcurrentHashMap<>();
+    private final Map<String, Counter> expired = new ConcurrentHashMap<>();
     private final Map<String, Timer> durations = new ConcurrentHashMap<>();
     private final Map<String, Counter> transitions = new ConcurrentHashMap<>();
 
@@ -40,6 +42,8 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
         counter(stale, "workrow.jobs.stale", "Jobs whose expired lease the sweeper recovered", queue);
         counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue);
         abandonedCounter(queue);
+        snoozedCounter(queue);
+        expiredCounter(queue);
         for (JobOutcome outcome : JobOutcome.values()) {
             timer(queue, outcome);
         }
@@ -59,7 +63,21 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
             counter(processed, "workrow.jobs.processed", "Jobs completed successfully", queue).increment();
         } else if (outcome == JobOutcome.FAILURE || outcome == JobOutcome.DISCARDED) {
             failedCounter(queue).increment();
+        } else if (outcome == JobOutcome.SNOOZED) {
+            snoozedCounter(queue).increment();
+        } else if (outcome == JobOutcome.EXPIRED) {
+            expiredCounter(queue).increment();
         }
+    }
+
+    private Counter snoozedCounter(String queue) {
+        return counter(snoozed, "workrow.jobs.snoozed", "Runs that snoozed their job (SnoozeJobException), no attempt"
+                + " spent", queue);
+    }
+
+    private Counter expiredCounter(String queue) {
+        return counter(expired, "workrow.jobs.expired", "Jobs cancelled unstarted: they reached a worker past their"
+                + " deadline (JobRequest.expiresAt)", queue);
     }
 
     @Override

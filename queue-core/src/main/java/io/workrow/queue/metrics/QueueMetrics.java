@@ -29,7 +29,8 @@ public interface QueueMetrics {
     /**
      * A handler run of {@code queue} ended with {@code outcome} after {@code handlerTime}; a
      * {@link JobOutcome#SUCCESS} counts as processed, {@link JobOutcome#FAILURE} and
-     * {@link JobOutcome#DISCARDED} as failed.
+     * {@link JobOutcome#DISCARDED} as failed, {@link JobOutcome#SNOOZED} as snoozed and
+     * {@link JobOutcome#EXPIRED} as expired.
      */
     default void handled(String queue, JobOutcome outcome, Duration handlerTime) {
     }

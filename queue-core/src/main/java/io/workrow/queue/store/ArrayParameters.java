@@ -36,7 +36,7 @@ final class ArrayParameters {
         return connection -> connection.createArrayOf(sqlType, values);
     }
 
-    /** A batch of jobs to enqueue as the eleven arrays the enqueue statements take, in order. */
+    /** A batch of jobs to enqueue as the thirteen arrays the enqueue statements take, in order. */
     static Column[] newJobs(List<NewJob> jobs) {
         return new Column[] {
                 column(jobs, "text", NewJob::queue),
@@ -49,7 +49,9 @@ final class ArrayParameters {
                 column(jobs, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
                 column(jobs, "int8", NewJob::delayMillis),
                 column(jobs, "int4", NewJob::maxAttempts),
-                column(jobs, "text", NewJob::fairnessKey)};
+                column(jobs, "text", NewJob::fairnessKey),
+                column(jobs, "text", job -> job.expiresAt() == null ? null : job.expiresAt().toString()),
+                column(jobs, "int8", NewJob::timeoutMillis)};
     }
 
     /** An array parameter, created on the statement's connection. */

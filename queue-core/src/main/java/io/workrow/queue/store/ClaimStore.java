@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.IntFunction;
 import javax.sql.DataSource;
 
 /**
@@ -86,6 +87,14 @@ public interface ClaimStore {
 
     /** Extends a running job's lease to at least {@code lease} from now; false when its position is closed. */
     boolean extendLease(ClaimedPosition job, Duration lease);
+
+    /**
+     * Runs {@code claim} within {@code queue}'s cluster-wide concurrency cap: it is called with the
+     * room the cap leaves (at most {@code limit}; not at all when none is left), in a transaction
+     * holding the queue's cap row, so that no two nodes claim the same room. Without a cap in the
+     * database, {@code claim} gets {@code limit}.
+     */
+    List<ClaimedPosition> claimCapped(String queue, int limit, IntFunction<List<ClaimedPosition>> claim);
 
     /** The same statements on another data source (the runtime's reserved connections). */
     ClaimStore on(DataSource dataSource);

@@ -208,8 +208,8 @@ final class JobSql {
      * An outcome this claim already logged for the job that this very end would have written: its
      * own earlier send, whose reply was lost. The kind must match: a completion arriving after the
      * shutdown interrupted the job (logged {@code released}) is a late end to refuse, not a resend.
-     * The sweeper's and a cancel's rows ({@code expired}, {@code cancelled}) match no end but a
-     * let-go, which the sweeper's expiry equals.
+     * The sweeper's rows ({@code expired}) match no end but a let-go, which the sweeper's expiry
+     * equals; a cancel's ({@code cancelled}) none but a deadline's, whose error says so.
      */
     private static final String ENDED_BEFORE = """
             EXISTS (SELECT 1 FROM {outcome} AS outcome
@@ -220,7 +220,10 @@ final class JobSql {
                                  WHEN 'discarded' THEN ARRAY['dead']
                                  WHEN 'released' THEN ARRAY['released']
                                  WHEN 'interrupted' THEN ARRAY['released', 'dead']
-                                 ELSE ARRAY['expired'] END))""";
+                                 WHEN 'snoozed' THEN ARRAY['snoozed']
+                                 WHEN 'past_deadline' THEN ARRAY['cancelled']
+                                 ELSE ARRAY['expired'] END)
+                             AND (input.kind <> 'past_deadline' OR outcome.error LIKE 'expired: %'))""";
 
     /**
      * The lean ends' gate: a position whose job others wait on ({@code waited_on} bit set on the
@@ -375,10 +378,11 @@ final class JobSql {
             ), data AS (
                 INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
                                         payload, headers, max_attempts, fairness_key, after_ids, after_settled_ids,
-                                        batch_id)
+                                        batch_id, expires_at, timeout_ms)
                 SELECT placed.id, placed.queue, placed.partition_key, placed.partition_bucket, placed.priority,
                        placed.idempotency_key, placed.payload::jsonb, placed.headers::jsonb, placed.max_attempts,
-                       placed.fairness_key, lists.after_ids, lists.after_settled_ids, {batch_id}
+                       placed.fairness_key, lists.after_ids, lists.after_settled_ids, {batch_id}, placed.expires_at,
+                       placed.timeout_ms
                 FROM placed LEFT JOIN lists ON lists.ord = placed.ord
             ), due AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
@@ -429,9 +433,9 @@ final class JobSql {
                 RETURNING id
             ), data AS (
                 INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                                        payload, headers, max_attempts, fairness_key, batch_id)
+                                        payload, headers, max_attempts, fairness_key, batch_id, expires_at, timeout_ms)
                 SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key, payload::jsonb,
-                       headers::jsonb, max_attempts, fairness_key, (SELECT id FROM opened)
+                       headers::jsonb, max_attempts, fairness_key, (SELECT id FROM opened), expires_at, timeout_ms
                 FROM input
             ), held AS (
                 INSERT INTO {waiting} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
@@ -511,9 +515,10 @@ final class JobSql {
                                 statement_timestamp() + coalesce(request.delay_ms, 0) * interval '1 millisecond') AS run_at,
                        coalesce(request.fairness, request.partition_key, '') AS fairness_key
                 FROM unnest(?::text[], ?::text[], ?::int[], ?::int[], ?::text[], ?::text[], ?::text[],
-                            ?::text[], ?::bigint[], ?::int[], ?::text[])
+                            ?::text[], ?::bigint[], ?::int[], ?::text[], ?::timestamptz[], ?::bigint[])
                      WITH ORDINALITY AS request(queue, partition_key, partition_bucket, priority, idempotency_key,
-                                                payload, headers, at, delay_ms, max_attempts, fairness, ord)
+                                                payload, headers, at, delay_ms, max_attempts, fairness, expires_at,
+                                                timeout_ms, ord)
             )""";
 
     /** The enqueue's writes of the jobs in {@code source}: their data, and their ready or scheduled row. */
@@ -521,9 +526,11 @@ final class JobSql {
         return """
                 data AS (
                     INSERT INTO {job_data} (id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                                            payload, headers, max_attempts, fairness_key, batch_id)
+                                            payload, headers, max_attempts, fairness_key, batch_id, expires_at,
+                                            timeout_ms)
                     SELECT id, queue, partition_key, partition_bucket, priority, idempotency_key,
-                           payload::jsonb, headers::jsonb, max_attempts, fairness_key, {batch_id}
+                           payload::jsonb, headers::jsonb, max_attempts, fairness_key, {batch_id}, expires_at,
+                           timeout_ms
                     FROM {source}
                 ), due AS (
                     INSERT INTO {ready} (id, queue, priority, run_at, max_attempts, partition_key, partition_bucket,
@@ -560,7 +567,9 @@ final class JobSql {
             WITH open AS (
                 SELECT NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = ?)
                        AND (?::boolean OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = ? AND state <> 'closed'))
-                       AS open
+                       AND NOT EXISTS (SELECT 1 FROM {hold} WHERE queue = ? AND scope = 'queue' AND until > now())
+                       AS open,
+                       EXISTS (SELECT 1 FROM {hold} WHERE queue = ? AND scope = 'key' AND until > now()) AS key_holds
             ), unkeyed AS (
                 SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                 FROM {ready} AS ready
@@ -572,6 +581,7 @@ final class JobSql {
                 SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                 FROM {ready} AS ready
                 WHERE ready.queue = ? AND {ready_keyed} AND ready.run_at <= now() AND (SELECT open FROM open)
+                  AND (NOT (SELECT key_holds FROM open) OR """ + StatementParts.keyNotHeld("ready", "ready.queue") + ")" + """
                 ORDER BY ready.priority, ready.run_at, ready.id
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
@@ -600,11 +610,11 @@ final class JobSql {
                     WHERE ready.ctid = ANY (ARRAY(SELECT row FROM due))
                     RETURNING ready.id, ready.queue, ready.attempts + 1 AS attempt, ready.max_attempts,
                               ready.expiries, ready.run_at, ready.partition_key, ready.last_error, ready.last_error_at,
-                              ready.waited_on
+                              ready.waited_on, ready.snoozes
                 ), claim AS (
                     INSERT INTO {claim} (token, queue, worker, lease_expires_at, started_at, ids, attempts,
                                          expiries, run_ats, errors, error_ats, settled, dropped, has_keys, has_steps,
-                                         waited_on)
+                                         waited_on, snoozes)
                     SELECT nextval({lease_token_seq}), min(queue), {worker}, now() + {lease_ms} * interval '1 millisecond',
                            now(), array_agg(id ORDER BY id), array_agg(attempt ORDER BY id),
                            array_agg(expiries ORDER BY id), array_agg(run_at ORDER BY id),
@@ -615,7 +625,8 @@ final class JobSql {
                            repeat('0', count(*)::int)::varbit, repeat('0', count(*)::int)::varbit,
                            {has_keys}, EXISTS (SELECT 1 FROM {step} WHERE job_id IN (SELECT id FROM taken)),
                            CASE WHEN bool_or(waited_on)
-                                THEN string_agg(CASE WHEN waited_on THEN '1' ELSE '0' END, '' ORDER BY id)::varbit END
+                                THEN string_agg(CASE WHEN waited_on THEN '1' ELSE '0' END, '' ORDER BY id)::varbit END,
+                           CASE WHEN bool_or(snoozes IS NOT NULL) THEN array_agg(coalesce(snoozes, 0) ORDER BY id) END
                     FROM taken
                     GROUP BY {claim_group}
                     HAVING count(*) > 0
@@ -625,11 +636,14 @@ final class JobSql {
                        taken.attempt, taken.max_attempts, taken.expiries, taken.run_at, taken.last_error,
                        taken.last_error_at, data.partition_key, data.idempotency_key, data.payload::text AS payload,
                        data.headers::text AS headers, step.step, data.batch_id,
-                       coalesce(taken.waited_on, false) AS waited_on
+                       coalesce(taken.waited_on, false) AS waited_on, data.timeout_ms,
+                       floor(extract(epoch FROM data.expires_at - statement_timestamp()) * 1000)::bigint
+                           AS expires_in_ms,
+                       coalesce(taken.snoozes, 0) AS snoozes
                 FROM (SELECT taken.*, {position} AS position FROM taken) AS taken
                 JOIN claim ON {claim_match}
                 CROSS JOIN LATERAL (SELECT job.partition_key, job.idempotency_key, job.payload, job.headers,
-                                           job.batch_id
+                                           job.batch_id, job.timeout_ms, job.expires_at
                                     FROM {job_data} AS job WHERE job.id = taken.id OFFSET 0) AS data
                 LEFT JOIN {step} AS step ON step.job_id = taken.id
                 ORDER BY taken.position
@@ -754,15 +768,21 @@ final class JobSql {
     static final String JOB_CLAIM_SPACED = StatementParts.FAIR_GROUPS + StatementParts.SPACED_CHOICE
             + StatementParts.FAIR_LOCK + StatementParts.SPACED_GRANT + claimAndReturn(":worker", ":lease_ms", false);
 
-    /** A key no job runs (on any node) and, unless failed keys are skipped, no older job of which waits to retry. */
+    /**
+     * A key no job runs (on any node), that no hold covers and, unless failed keys are skipped, no
+     * older job of which waits to retry. Checked where the candidates are chosen: the claim takes
+     * only as many candidates as it may claim.
+     */
     private static String keyFree(String candidate) {
-        return """
+        return ("""
                 NOT EXISTS (SELECT 1 FROM {key_running} AS running
                                        WHERE running.queue = :queue AND running.ordered_key = {c}.partition_key)
+                           AND""" + StatementParts.keyNotHeld(candidate, ":queue") + """
+
                            AND (:skip_failed OR NOT EXISTS (SELECT 1 FROM {scheduled} AS held
                                                             WHERE held.queue = :queue
                                                               AND held.partition_key = {c}.partition_key
-                                                              AND held.id < {c}.id))""".replace("{c}", candidate);
+                                                              AND held.id < {c}.id))""").replace("{c}", candidate);
     }
 
     /**
@@ -779,7 +799,10 @@ final class JobSql {
      * job's data only for them; a job released or interrupted at shutdown keeps its due time, so it
      * is first in line again) and dead ones to workrow_dead, and drop their ordered keys and, for
      * completed jobs, saved steps (only for claims flagged to have any; a dead job keeps its step,
-     * so an operator's retry resumes from it, as today).
+     * so an operator's retry resumes from it, as today). A snooze ({@code snoozed}) moves the job
+     * back like a retry, its attempt given back and its {@code snoozes} counted; a job past its
+     * deadline ({@code past_deadline}) is cancelled, its attempt given back and the reason its
+     * error.
      *
      * <p>Every input comes back with its verdict: {@code accepted} (with the job's new status), or
      * else whether the claim row was there but locked elsewhere ({@code busy}: try again), or this
@@ -790,9 +813,9 @@ final class JobSql {
             WITH input AS (
                 SELECT *
                 FROM unnest(?::bigint[], ?::int[], ?::bigint[], ?::int[], ?::int[], ?::int[], ?::text[], ?::text[],
-                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::text[])
+                            ?::bigint[], ?::int[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::text[], ?::int[])
                      AS input(token, position, id, attempt, max_attempts, expiries, kind, error, retry_delay_ms,
-                              max_expiries, due_at, earlier_error, earlier_error_at, result)
+                              max_expiries, due_at, earlier_error, earlier_error_at, result, snoozes)
             {locked_claims}
             ), open AS (
                 SELECT input.*, locked.queue, locked.worker, locked.started_at, locked.has_keys, locked.has_steps,
@@ -814,36 +837,45 @@ final class JobSql {
                 SELECT open.*,
                        CASE WHEN kind = 'completed' THEN 'completed'
                             WHEN kind = 'released' THEN 'pending'
+                            WHEN kind = 'past_deadline' THEN 'cancelled'
+                            WHEN kind = 'snoozed' THEN CASE WHEN delay_ms > 0 THEN 'scheduled' ELSE 'pending' END
                             WHEN apart AND expiries + 1 >= expiry_limit THEN 'dead'
                             WHEN NOT apart AND (kind = 'discarded' OR attempt >= max_attempts) THEN 'dead'
                             WHEN delay_ms > 0 THEN 'scheduled'
                             ELSE 'pending' END AS status,
-                       CASE WHEN kind = 'released' OR apart THEN greatest(attempt - 1, 0) ELSE attempt END
-                           AS next_attempts,
+                       CASE WHEN kind IN ('released', 'past_deadline', 'snoozed') OR apart THEN greatest(attempt - 1, 0)
+                            ELSE attempt END AS next_attempts,
+                       CASE WHEN kind = 'snoozed' THEN snoozes + 1 ELSE nullif(snoozes, 0) END AS next_snoozes,
                        CASE WHEN kind = 'expired' THEN expiries + 1 ELSE expiries END AS next_expiries,
                        CASE WHEN kind = 'interrupted' THEN 'interrupted by shutdown of ' || worker
                             WHEN apart AND expiries + 1 >= expiry_limit
                             THEN 'lease expired ' || (expiries + 1) || ' times; last held by ' || worker
                             WHEN kind = 'expired' THEN 'lease expired while held by ' || worker
-                            WHEN kind = 'released' THEN earlier_error
+                            WHEN kind IN ('released', 'snoozed') THEN earlier_error
                             ELSE error END AS message,
-                       CASE WHEN kind = 'released' THEN earlier_error_at ELSE clock_timestamp() END AS message_at
+                       CASE WHEN kind IN ('released', 'snoozed') THEN earlier_error_at ELSE clock_timestamp() END
+                           AS message_at
                 FROM open
             {settle}
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, claim_token, queue, status, worker, run_at,
                                        started_at, finished_at, error, error_at, step, result)
-                SELECT id, attempt, next_expiries, token, queue,
-                       CASE WHEN kind = 'expired' THEN 'expired' WHEN status IN ('completed', 'dead') THEN status
+                SELECT id, CASE WHEN kind = 'past_deadline' THEN next_attempts ELSE attempt END, next_expiries, token,
+                       queue,
+                       CASE WHEN kind = 'expired' THEN 'expired' WHEN kind = 'snoozed' THEN 'snoozed'
+                            WHEN status IN ('completed', 'dead', 'cancelled') THEN status
                             WHEN kind IN ('released', 'interrupted') THEN 'released' ELSE 'failed' END,
                        worker, due_at, started_at, clock_timestamp(),
-                       CASE WHEN status = 'completed' THEN earlier_error WHEN kind = 'released' THEN NULL ELSE message END,
-                       CASE WHEN status = 'completed' THEN earlier_error_at END,
-                       CASE WHEN has_steps AND status = 'completed' THEN {saved_step} END,
+                       CASE WHEN status = 'completed' THEN earlier_error WHEN kind = 'released' THEN NULL
+                            WHEN kind = 'snoozed' THEN error ELSE message END,
+                       CASE WHEN status = 'completed' THEN earlier_error_at WHEN status = 'cancelled' THEN clock_timestamp()
+                       END,
+                       CASE WHEN has_steps AND status IN ('completed', 'cancelled') THEN {saved_step} END,
                        CASE WHEN status = 'completed' THEN result::jsonb END
                 FROM accepted
             ), again AS MATERIALIZED (
                 SELECT accepted.id, accepted.queue, accepted.status, accepted.max_attempts, accepted.next_attempts,
+                       accepted.next_snoozes,
                        accepted.next_expiries, accepted.message, accepted.message_at, accepted.waited_on,
                        CASE WHEN accepted.kind IN ('released', 'interrupted') THEN accepted.due_at
                             ELSE clock_timestamp() + greatest(accepted.delay_ms, 0) * interval '1 millisecond'
@@ -856,17 +888,17 @@ final class JobSql {
                                     OFFSET 0) AS data
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on)
+                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on, snoozes)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
                        partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END,
-                       waited_on
+                       waited_on, next_snoozes
                 FROM again WHERE status = 'pending'
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on)
+                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on, snoozes)
                 SELECT id, queue, priority, run_at, next_attempts, max_attempts, next_expiries, partition_key,
                        partition_bucket, fairness_key, message, CASE WHEN message IS NOT NULL THEN message_at END,
-                       waited_on
+                       waited_on, next_snoozes
                 FROM again WHERE status = 'scheduled'
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
@@ -878,7 +910,7 @@ final class JobSql {
             ), steps AS (
                 DELETE FROM {step} AS step
                 USING accepted
-                WHERE accepted.has_steps AND accepted.status = 'completed' AND step.job_id = accepted.id
+                WHERE accepted.has_steps AND accepted.status IN ('completed', 'cancelled') AND step.job_id = accepted.id
             )
             SELECT input.token, input.position, accepted.status,
                    {verdicts}
@@ -1008,7 +1040,7 @@ final class JobSql {
                 RETURNING claim.*
             ), open AS MATERIALIZED (
                 SELECT gone.token, gone.queue, gone.worker, gone.started_at, held.id, held.attempt, held.expiries + 1
-                       AS expiries, held.run_at AS due_at,
+                       AS expiries, held.run_at AS due_at, nullif(gone.snoozes[held.position], 0) AS snoozes,
                        CASE WHEN gone.waited_on IS NOT NULL AND get_bit(gone.waited_on, held.position::int - 1) = 1
                             THEN true END AS waited_on
                 FROM gone
@@ -1049,16 +1081,16 @@ final class JobSql {
                 FROM recovered
             ), to_ready AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on)
+                                     partition_bucket, fairness_key, last_error, last_error_at, waited_on, snoozes)
                 SELECT id, queue, priority, clock_timestamp(), attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, error, clock_timestamp(), waited_on
+                       partition_bucket, fairness_key, error, clock_timestamp(), waited_on, snoozes
                 FROM recovered WHERE NOT dead AND delay_ms <= 0
             ), to_scheduled AS (
                 INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on)
+                                         partition_bucket, fairness_key, last_error, last_error_at, waited_on, snoozes)
                 SELECT id, queue, priority, clock_timestamp() + delay_ms * interval '1 millisecond', attempts,
                        max_attempts, expiries, partition_key, partition_bucket, fairness_key, error, clock_timestamp(),
-                       waited_on
+                       waited_on, snoozes
                 FROM recovered WHERE NOT dead AND delay_ms > 0
             ), to_dead AS (
                 INSERT INTO {dead} (id, queue, attempts, max_attempts, expiries, last_error, last_error_at,
@@ -1178,9 +1210,10 @@ final class JobSql {
                 RETURNING scheduled.*
             ), promoted AS (
                 INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on)
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on,
+                                     snoozes)
                 SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
-                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on
+                       partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on, snoozes
                 FROM moved
                 RETURNING queue
             )
@@ -1710,6 +1743,8 @@ final class JobSql {
                 .replace("{channel}", "'" + NotifyChannel.of(schema) + "'")
                 .replace("{job}", schema.quoted() + ".workrow_job")
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
+                .replace("{hold}", schema.quoted() + ".workrow_hold")
+                .replace("{queue_cap}", schema.quoted() + ".workrow_queue_cap")
                 .replace("{breaker}", schema.quoted() + ".workrow_breaker")
                 .replace("{worker}", schema.quoted() + ".workrow_worker")
                 .replace("{recurring}", schema.quoted() + ".workrow_recurring")

@@ -64,6 +64,12 @@ public interface JobStore {
     /** The circuit breaker statements, on this store's connections. */
     BreakerStore breakers();
 
+    /** The holds on queues and partition keys, on this store's connections. */
+    HoldStore holds();
+
+    /** The queues' cluster-wide concurrency caps, on this store's connections. */
+    CapStore caps();
+
     /** The fair queues' per-key settings and state. */
     FairnessStore fairness();
 

@@ -10,6 +10,8 @@ import java.util.List;
  * @param fairnessKey the key a fair queue shares its work by, or {@code null} for the partition key
  * @param after the jobs it waits to complete, in the order named (empty: none)
  * @param afterSettled the jobs it waits to end, however they end (empty: none)
+ * @param expiresAt the job's deadline: no attempt starts at or after it ({@code null}: none)
+ * @param timeoutMillis the job's own handler timeout in milliseconds ({@code null}: its queue's)
  */
 public record NewJob(
         String queue,
@@ -24,11 +26,21 @@ public record NewJob(
         int maxAttempts,
         String fairnessKey,
         List<Long> after,
-        List<Long> afterSettled) {
+        List<Long> afterSettled,
+        Instant expiresAt,
+        Long timeoutMillis) {
 
     public NewJob {
         after = after == null ? List.of() : List.copyOf(after);
         afterSettled = afterSettled == null ? List.of() : List.copyOf(afterSettled);
+    }
+
+    /** A job without a deadline or a timeout of its own. */
+    public NewJob(String queue, String partitionKey, int partitionBucket, int priority, String idempotencyKey,
+            String payloadJson, String headersJson, Instant runAt, long delayMillis, int maxAttempts,
+            String fairnessKey, List<Long> after, List<Long> afterSettled) {
+        this(queue, partitionKey, partitionBucket, priority, idempotencyKey, payloadJson, headersJson, runAt,
+                delayMillis, maxAttempts, fairnessKey, after, afterSettled, null, null);
     }
 
     /** A job that waits for no other. */

@@ -17,10 +17,20 @@ import java.time.Instant;
  * @param waitedOn the claim said others wait for the job, or it is a batch member: the end takes
  *     the settling path at once
  * @param batchId the batch the job belongs to, as the claim read it, or {@code null}
+ * @param snoozes how often the job had snoozed before this attempt, which a move back to ready or
+ *     scheduled keeps (one more after a snooze)
  */
 public record PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
         String error, Duration retryDelay, int maxLeaseExpiries, Instant runAt, String lastError,
-        Instant lastErrorAt, String resultJson, boolean waitedOn, Long batchId) {
+        Instant lastErrorAt, String resultJson, boolean waitedOn, Long batchId, int snoozes) {
+
+    /** An end of a job that never snoozed. */
+    public PositionEnd(long token, int position, long id, int attempt, int maxAttempts, int expiries, Kind kind,
+            String error, Duration retryDelay, int maxLeaseExpiries, Instant runAt, String lastError,
+            Instant lastErrorAt, String resultJson, boolean waitedOn, Long batchId) {
+        this(token, position, id, attempt, maxAttempts, expiries, kind, error, retryDelay, maxLeaseExpiries, runAt,
+                lastError, lastErrorAt, resultJson, waitedOn, batchId, 0);
+    }
 
     /** The ways a handler's run ends. */
     public enum Kind {
@@ -38,7 +48,18 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
          * Let go past its queue's timeout: its lease counted as expired, recovered after
          * {@code retryDelay} by the queue's rule, as the sweeper recovers a lost lease.
          */
-        EXPIRED;
+        EXPIRED,
+        /**
+         * The handler asked to run again after {@code retryDelay} without spending an attempt
+         * ({@code SnoozeJobException}): its attempt is given back and its snoozes counted; logged
+         * {@code snoozed}.
+         */
+        SNOOZED,
+        /**
+         * Reached its worker at or past its deadline ({@code JobRequest.expiresAt}): cancelled unstarted
+         * with {@code error} as the reason, its attempt given back.
+         */
+        PAST_DEADLINE;
 
         String columnValue() {
             return name().toLowerCase(java.util.Locale.ROOT);
@@ -53,7 +74,7 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     public static PositionEnd completed(ClaimedPosition job, String resultJson) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), Kind.COMPLETED, null, Duration.ZERO, 0, job.runAt(), job.lastError(),
-                job.lastErrorAt(), resultJson, job.waitedOn(), job.batchId());
+                job.lastErrorAt(), resultJson, job.waitedOn(), job.batchId(), job.snoozes());
     }
 
     public static PositionEnd failed(ClaimedPosition job, String error, Duration retryDelay) {
@@ -68,6 +89,16 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
         return of(job, Kind.RELEASED, null, Duration.ZERO);
     }
 
+    /** Snoozed for {@code delay}, {@code note} logged as the attempt's error (see {@link Kind#SNOOZED}). */
+    public static PositionEnd snoozed(ClaimedPosition job, String note, Duration delay) {
+        return of(job, Kind.SNOOZED, note, delay);
+    }
+
+    /** Cancelled unstarted past its deadline, {@code reason} its error (see {@link Kind#PAST_DEADLINE}). */
+    public static PositionEnd pastDeadline(ClaimedPosition job, String reason) {
+        return of(job, Kind.PAST_DEADLINE, reason, Duration.ZERO);
+    }
+
     public static PositionEnd interrupted(ClaimedPosition job) {
         return of(job, Kind.INTERRUPTED, null, Duration.ZERO);
     }
@@ -76,12 +107,12 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
     public static PositionEnd expired(ClaimedPosition job, Duration backoff, int maxLeaseExpiries) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), Kind.EXPIRED, null, backoff, maxLeaseExpiries, job.runAt(), job.lastError(),
-                job.lastErrorAt(), null, job.waitedOn(), job.batchId());
+                job.lastErrorAt(), null, job.waitedOn(), job.batchId(), job.snoozes());
     }
 
     private static PositionEnd of(ClaimedPosition job, Kind kind, String error, Duration retryDelay) {
         return new PositionEnd(job.token(), job.position(), job.id(), job.attempt(), job.maxAttempts(),
                 job.expiries(), kind, error, retryDelay, 0, job.runAt(), job.lastError(), job.lastErrorAt(),
-                null, job.waitedOn(), job.batchId());
+                null, job.waitedOn(), job.batchId(), job.snoozes());
     }
 }

@@ -10,7 +10,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The statements about queues rather than their jobs, the same whatever the jobs' layout: pauses,
- * breakers, fairness settings, the worker registry, recurring jobs, queue rules, and the notify
+ * breakers, holds, caps, fairness settings, the worker registry, recurring jobs, queue rules, and the notify
  * channel. Each job store keeps one, on its own connections.
  */
 final class QueueControls {
@@ -21,6 +21,8 @@ final class QueueControls {
     private final String queueResume;
     private final String queuePaused;
     final BreakerStore breakers;
+    final HoldStore holds;
+    final CapStore caps;
     final FairnessStore fairness;
     final WorkerStore workers;
     final RecurringStore recurring;
@@ -34,6 +36,8 @@ final class QueueControls {
         this.queueResume = JobSql.render(JobSql.QUEUE_RESUME, schema);
         this.queuePaused = JobSql.render(JobSql.QUEUE_PAUSED, schema);
         this.breakers = new BreakerStore(timed, schema);
+        this.holds = new HoldStore(timed, schema);
+        this.caps = new CapStore(timed, schema);
         this.fairness = new FairnessStore(timed, schema);
         this.workers = new WorkerStore(timed, schema);
         this.recurring = new RecurringStore(timed, schema);

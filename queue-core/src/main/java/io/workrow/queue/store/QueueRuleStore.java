@@ -16,7 +16,8 @@ public final class QueueRuleStore {
 
     private static final RowMapper<DeclaredRule> DECLARED = (rs, row) -> new DeclaredRule(new RecoveryRule(
             rs.getString("queue"), rs.getLong("backoff_initial_ms"), rs.getDouble("backoff_multiplier"),
-            rs.getLong("backoff_max_ms"), rs.getDouble("backoff_jitter"), rs.getInt("max_lease_expiries")),
+            rs.getLong("backoff_max_ms"), rs.getDouble("backoff_jitter"), rs.getInt("max_lease_expiries"),
+            (Integer) rs.getObject("max_attempts")),
             rs.getString("declared_by"));
 
     private final JdbcTemplate timed;
@@ -40,8 +41,10 @@ public final class QueueRuleStore {
         return timed.query(connection -> {
             var statement = connection.prepareStatement(declare);
             RecoveryRule.bindArrays(statement, 1, rules);
-            statement.setString(7, worker);
+            statement.setArray(7, connection.createArrayOf("int4",
+                    rules.stream().map(RecoveryRule::maxAttempts).toArray()));
             statement.setString(8, worker);
+            statement.setString(9, worker);
             return statement;
         }, DECLARED);
     }

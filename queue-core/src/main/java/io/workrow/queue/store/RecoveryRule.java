@@ -12,9 +12,17 @@ import java.util.List;
  * expired that many times, without spending its attempts on expiries.
  *
  * @param queue the queue, or {@code null} for the default of queues not named
+ * @param maxAttempts the attempts the queue's jobs get when their enqueue names none, declared with
+ *     the rule for {@code workrow_enqueue}; {@code null} when not known (the sweeper needs none)
  */
 public record RecoveryRule(String queue, long initialMillis, double multiplier, long maxMillis, double jitter,
-        int maxLeaseExpiries) {
+        int maxLeaseExpiries, Integer maxAttempts) {
+
+    /** A rule without the queue's attempts. */
+    public RecoveryRule(String queue, long initialMillis, double multiplier, long maxMillis, double jitter,
+            int maxLeaseExpiries) {
+        this(queue, initialMillis, multiplier, maxMillis, jitter, maxLeaseExpiries, null);
+    }
 
     /**
      * Binds {@code rules} as six parallel arrays (queue, initial ms, multiplier, max ms, jitter,

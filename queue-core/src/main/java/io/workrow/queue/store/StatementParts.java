@@ -23,7 +23,22 @@ final class StatementParts {
 
               AND NOT EXISTS (SELECT 1 FROM {pause} WHERE queue = :queue)
               AND (:probes OR NOT EXISTS (SELECT 1 FROM {breaker} WHERE queue = :queue AND state <> 'closed'))
+              AND NOT EXISTS (SELECT 1 FROM {hold} WHERE queue = :queue AND scope = 'queue' AND until > now())
             """;
+
+    /**
+     * No live hold on the partition key of the ready row {@code alias} of {@code queue} (a handler's
+     * {@code SnoozeJobException.wholeKey()}, or an operator's): one probe of the hold table's
+     * primary key per keyed candidate.
+     */
+    static String keyNotHeld(String alias, String queue) {
+        // led by a space: the text block before it ends in "OR", whose trailing space a text block drops
+        return " " + """
+                NOT EXISTS (SELECT 1 FROM {hold} AS hold
+                                   WHERE hold.queue = {q} AND hold.scope = 'key'
+                                     AND hold.held_key = {a}.partition_key AND hold.until > now())"""
+                .replace("{a}", alias).replace("{q}", queue);
+    }
 
     /**
      * The start of every fair claim ({@link JobSql#JOB_CLAIM_WEIGHTED}, {@link JobSql#JOB_CLAIM_BURST},
@@ -69,6 +84,12 @@ final class StatementParts {
                        ON setting.queue = :queue AND setting.fairness_key = keys.fairness_key
                 LEFT JOIN {fairness_state} AS state
                        ON state.queue = :queue AND state.fairness_key = keys.fairness_key
+                -- A held key's group takes no turn: its fairness key is its partition key unless
+                -- the jobs name one of their own, whose held rows the picks below leave out.
+                WHERE keys.fairness_key = '' OR NOT EXISTS (SELECT 1 FROM {hold} AS hold
+                                                           WHERE hold.queue = :queue AND hold.scope = 'key'
+                                                             AND hold.held_key = keys.fairness_key
+                                                             AND hold.until > now())
             )""";
 
     /**
@@ -101,6 +122,7 @@ final class StatementParts {
                            WHERE job.queue = :queue AND {pending}
                              AND {keyed}
                              AND job.fairness_key = chosen.fairness_key AND job.run_at <= now()
+                             AND (job.partition_key IS NULL OR""" + keyNotHeld("job", ":queue") + ")" + """
                            ORDER BY job.priority, job.run_at, job.id
                            LIMIT chosen.take)) AS group_job
                     ORDER BY group_job.priority, group_job.run_at, group_job.id
@@ -110,7 +132,8 @@ final class StatementParts {
                 SELECT job.ctid AS row, job.id, candidate.fairness_key, candidate.turn
                 FROM (SELECT * FROM candidates ORDER BY turn, priority, run_at, id LIMIT :pool) AS candidate
                 JOIN {claimable} AS job ON {lock_match}
-                WHERE {pending} AND job.run_at <= now()""" + QUEUE_OPEN + """
+                WHERE {pending} AND job.run_at <= now()
+                  AND (job.partition_key IS NULL OR """ + keyNotHeld("job", "job.queue") + ")" + QUEUE_OPEN + """
                 ORDER BY candidate.turn, candidate.priority, candidate.run_at, candidate.id
                 LIMIT :limit
                 FOR UPDATE OF job SKIP LOCKED

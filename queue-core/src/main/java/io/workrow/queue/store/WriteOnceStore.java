@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.IntFunction;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCreator;
@@ -80,6 +81,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String batchInsertManyAfter;
     /** The moves that make jobs terminal and the settle of their dependents, committed together. */
     private final org.springframework.transaction.support.TransactionTemplate settling;
+    private final String capLock;
+    private final org.springframework.transaction.support.TransactionTemplate capped;
+    private final String capRunning;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
@@ -156,6 +160,13 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.settling = new org.springframework.transaction.support.TransactionTemplate(
                 new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
+        this.capLock = JobSql.render(CapSql.CAP_LOCK, schema);
+        // The count after the lock must see every claim committed before it: READ COMMITTED, whatever
+        // the database's default isolation.
+        this.capped = new org.springframework.transaction.support.TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
+        this.capped.setIsolationLevel(org.springframework.transaction.TransactionDefinition.ISOLATION_READ_COMMITTED);
+        this.capRunning = JobSql.render(CapSql.CAP_RUNNING, schema);
         this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
         this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
         this.claimBurst = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_BURST));
@@ -261,6 +272,49 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     @Override
     public BreakerStore breakers() {
         return controls.breakers;
+    }
+
+    @Override
+    public HoldStore holds() {
+        return controls.holds;
+    }
+
+    @Override
+    public CapStore caps() {
+        return controls.caps;
+    }
+
+    /**
+     * A capped queue's claim ({@link CapSql}): in one transaction, locks the queue's cap row (the
+     * claims of one capped queue take turns, on every node), counts its open positions in a
+     * snapshot taken after the lock, and claims at most the room left. Ends and the sweeper only
+     * lower the count meanwhile, so the cap holds when the claim commits.
+     */
+    @Override
+    public List<ClaimedPosition> claimCapped(String queue, int limit, IntFunction<List<ClaimedPosition>> claim) {
+        return capped.execute(status -> {
+            // As GenericPlans would outside a transaction: the claim below joins this one.
+            timed.execute("SET LOCAL plan_cache_mode = force_generic_plan");
+            List<Integer> caps = timed.query(capLock, (rs, row) -> (Integer) rs.getObject("cap"), queue);
+            Integer cap = caps.isEmpty() ? null : caps.get(0);
+            if (cap == null) {
+                return claim.apply(limit);
+            }
+            Integer running = timed.queryForObject(capRunning, Integer.class, queue);
+            int room = Math.min(limit, cap - (running == null ? 0 : running));
+            if (room <= 0) {
+                return List.of();
+            }
+            // A claim that fails (an ordered claim overlapping another on a key) must not leave
+            // this transaction aborted for its own retry: it gives up until the next poll.
+            Object beforeClaim = status.createSavepoint();
+            try {
+                return claim.apply(room);
+            } catch (org.springframework.dao.DataAccessException e) {
+                status.rollbackToSavepoint(beforeClaim);
+                return List.of();
+            }
+        });
     }
 
     @Override
@@ -564,19 +618,31 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
     }
 
-    private static final org.springframework.jdbc.core.RowMapper<ClaimedPosition> CLAIMED = (rs, row) ->
-            new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"), rs.getString("queue"),
-                    rs.getString("partition_key"), rs.getString("idempotency_key"), rs.getString("payload"),
-                    rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getInt("expiries"),
-                    rs.getString("step"), JobReads.instant(rs, "run_at"), rs.getString("last_error"),
-                    JobReads.instant(rs, "last_error_at"), (Long) rs.getObject("batch_id"),
-                    rs.getBoolean("waited_on"));
+    /**
+     * Reads claimed jobs. {@code sentNanos} is the {@link System#nanoTime()} taken before the claim
+     * was sent: a deadline is counted from it, so it falls no later than the database's.
+     */
+    private static org.springframework.jdbc.core.RowMapper<ClaimedPosition> claimed(long sentNanos) {
+        return (rs, row) -> {
+            long timeoutMillis = rs.getLong("timeout_ms");
+            Duration timeout = rs.wasNull() ? null : Duration.ofMillis(timeoutMillis);
+            long expiresInMillis = rs.getLong("expires_in_ms");
+            long deadline = rs.wasNull() ? Long.MAX_VALUE
+                    : sentNanos + Math.max(0, Math.min(expiresInMillis, Long.MAX_VALUE / 2_000_000)) * 1_000_000L;
+            return new ClaimedPosition(rs.getLong("token"), rs.getInt("position"), rs.getLong("id"),
+                    rs.getString("queue"), rs.getString("partition_key"), rs.getString("idempotency_key"),
+                    rs.getString("payload"), rs.getString("headers"), rs.getInt("attempt"), rs.getInt("max_attempts"),
+                    rs.getInt("expiries"), rs.getString("step"), JobReads.instant(rs, "run_at"),
+                    rs.getString("last_error"), JobReads.instant(rs, "last_error_at"), (Long) rs.getObject("batch_id"),
+                    rs.getBoolean("waited_on"), timeout, deadline, rs.getInt("snoozes"));
+        };
+    }
 
     /** Claims up to {@code limit} due jobs of {@code queue} as one batch under one lease. */
     @Override
     public List<ClaimedPosition> claim(String queue, String worker, int limit, Duration lease, boolean probes) {
-        return genericPlans.run(() -> timed.query(claim, CLAIMED, queue, probes, queue, queue, limit, queue, limit,
-                limit, worker, lease.toMillis()));
+        return genericPlans.run(() -> timed.query(claim, claimed(System.nanoTime()), queue, probes, queue, queue,
+                queue, queue, limit, queue, limit, limit, worker, lease.toMillis()));
     }
 
     /**
@@ -593,7 +659,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         for (int attempt = 1; ; attempt++) {
             try {
                 // Each attempt its own transaction: a refused insert aborts the one it ran in.
-                return genericPlans.run(() -> timed.query(claimOrdered.bind(values), CLAIMED));
+                return genericPlans.run(() -> timed.query(claimOrdered.bind(values), claimed(System.nanoTime())));
             } catch (org.springframework.dao.DuplicateKeyException e) {
                 if (attempt == 2) {
                     return List.of();
@@ -607,7 +673,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     public List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease,
             boolean probes) {
         Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
-        return genericPlans.run(() -> timed.query(claimWeighted.bind(values), CLAIMED));
+        return genericPlans.run(() -> timed.query(claimWeighted.bind(values), claimed(System.nanoTime())));
     }
 
     /** Claims up to {@code limit} jobs of a burst fair queue: each key at most its rate per minute. */
@@ -616,7 +682,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             int ratePerMinute) {
         Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
-        return genericPlans.run(() -> timed.query(claimBurst.bind(values), CLAIMED));
+        return genericPlans.run(() -> timed.query(claimBurst.bind(values), claimed(System.nanoTime())));
     }
 
     /** Claims up to {@code limit} jobs of a spaced fair queue: one job per key per {@code 1 / rate}. */
@@ -625,7 +691,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             int ratePerMinute) {
         Map<String, Object> values = ClaimParameters.fairClaim(queue, worker, limit, lease, probes);
         values.put("rate_per_minute", ratePerMinute);
-        return genericPlans.run(() -> timed.query(claimSpaced.bind(values), CLAIMED));
+        return genericPlans.run(() -> timed.query(claimSpaced.bind(values), claimed(System.nanoTime())));
     }
 
     /**
@@ -684,7 +750,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             List<Long> batches = new ArrayList<>();
             results.forEach((end, result) -> {
                 if (result.verdict() == EndResult.Verdict.ACCEPTED
-                        && (result.status() == JobStatus.COMPLETED || result.status() == JobStatus.DEAD)) {
+                        && (result.status() == JobStatus.COMPLETED || result.status() == JobStatus.DEAD
+                                || result.status() == JobStatus.CANCELLED)) {
                     terminal.add(end.id());
                     hows.add(result.status().columnValue());
                     batches.add(end.batchId());
@@ -739,6 +806,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         column(ends, "text", PositionEnd::lastError),
                         column(ends, "text", end -> text(end.lastErrorAt())),
                         column(ends, "text", PositionEnd::resultJson),
+                        column(ends, "int4", PositionEnd::snoozes),
                         column(List.copyOf(tokens), "int8", token -> token)),
                 rs -> {
                     PositionEnd end = byPosition.get(List.of(rs.getLong("token"), (long) rs.getInt("position")));

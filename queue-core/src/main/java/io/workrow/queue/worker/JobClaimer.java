@@ -1,10 +1,10 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.worker.cluster.BucketRing;
-import io.workrow.queue.worker.cluster.WorkerRegistry;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.FairnessStore;
+import io.workrow.queue.worker.cluster.BucketRing;
+import io.workrow.queue.worker.cluster.WorkerRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
@@ -28,6 +28,26 @@ interface JobClaimer {
      */
     default Duration idleWait(Duration pollInterval) {
         return pollInterval;
+    }
+
+    /**
+     * {@code claimer} within {@code queue}'s cluster-wide concurrency cap, when the queue has one
+     * ({@code caps}): its claims then run in the capped transaction of {@code store}, with the room
+     * the cap leaves.
+     */
+    static JobClaimer capped(JobClaimer claimer, ClaimStore store, String queue, QueueCaps caps) {
+        return new JobClaimer() {
+            @Override
+            public List<ClaimedPosition> claim(int limit, boolean probes) {
+                return caps.capped(queue) ? store.claimCapped(queue, limit, room -> claimer.claim(room, probes))
+                        : claimer.claim(limit, probes);
+            }
+
+            @Override
+            public Duration idleWait(Duration pollInterval) {
+                return claimer.idleWait(pollInterval);
+            }
+        };
     }
 
     /** The claimer for {@code registration}'s queue in a runtime whose worker id and registry are given. */

@@ -2,12 +2,13 @@ package io.workrow.queue.worker;
 
 import io.workrow.queue.DiscardJobException;
 import io.workrow.queue.JobLeaseLostException;
+import io.workrow.queue.SnoozeJobException;
 import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.JobOutcome;
 import io.workrow.queue.payload.PayloadCodec;
 import io.workrow.queue.payload.PayloadDecodingException;
-import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ClaimedPosition;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -35,10 +36,12 @@ final class JobExecutor {
     private final JobObserver observer;
     private final InFlightJobs inFlight;
     private final JobResults results;
+    private final SnoozeHolds holds;
 
     JobExecutor(ClaimStore store, PayloadCodec codec, int maxResultBytes, ResultWriter writer, LeaseKeeper keeper,
-            ErrorDescriber errors, JobObserver observer, InFlightJobs inFlight) {
+            ErrorDescriber errors, JobObserver observer, InFlightJobs inFlight, SnoozeHolds holds) {
         this.store = store;
+        this.holds = holds;
         this.inFlight = inFlight;
         this.codec = codec;
         this.writer = writer;
@@ -124,6 +127,17 @@ final class JobExecutor {
             running.markFinishing();
             return JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO);
         }
+        if (holds.covers(running.job())) {
+            // Claimed before this runtime's handler held the queue or key: it waits out the hold.
+            running.markFinishing();
+            return JobResult.of(running, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO);
+        }
+        if (running.job().pastDeadline()) {
+            // Judged from before the claim was sent, so never later than the database's clock says.
+            running.markFinishing();
+            return JobResult.failed(running, JobResult.Kind.PAST_DEADLINE,
+                    "expired: its deadline (expiresAt) passed before it started", Duration.ZERO, Duration.ZERO, null);
+        }
         Object payload;
         try {
             payload = codec.decode(running.job().payloadJson(), registration.payloadType());
@@ -180,20 +194,40 @@ final class JobExecutor {
             return JobResult.failed(running, JobResult.Kind.DISCARD, error.getMessage(), Duration.ZERO, handlerTime,
                     error);
         }
+        if (error instanceof SnoozeJobException snooze) {
+            return snoozed(running, snooze, handlerTime);
+        }
         if (error instanceof DiscardJobException) {
             return JobResult.failed(running, JobResult.Kind.DISCARD, errors.describe(error), Duration.ZERO,
                     handlerTime, error);
         }
         Throwable recorded = error;
         if (stop == RunningJob.Stop.TIMED_OUT) {
-            recorded = new TimeoutException("handler ran longer than the queue's timeout of "
-                    + running.registration().options().timeout() + " and was interrupted (" + UserCode.text(error) + ")");
+            recorded = new TimeoutException("handler ran longer than "
+                    + (running.job().timeout() != null ? "its own" : "the queue's") + " timeout of " + running.timeout()
+                    + " and was interrupted (" + UserCode.text(error) + ")");
         }
         if (error instanceof VirtualMachineError) {
             log.error("{} handler failed with {}", running, UserCode.text(error));
         }
         return JobResult.failed(running, JobResult.Kind.FAIL, errors.describe(recorded), retryDelay(running),
                 handlerTime, recorded);
+    }
+
+    /**
+     * A snooze, or, past the queue's max-snoozes, a failed attempt: a job that only ever snoozes
+     * must not circle forever.
+     */
+    private JobResult snoozed(RunningJob running, SnoozeJobException snooze, Duration handlerTime) {
+        int most = running.registration().options().maxSnoozes();
+        if (running.job().snoozes() >= most) {
+            String error = "snoozed " + running.job().snoozes() + " times, the most workrow.queues."
+                    + running.job().queue() + ".max-snoozes allows (" + most + "); this snooze counts as a failure";
+            return JobResult.failed(running, JobResult.Kind.FAIL, error, retryDelay(running), handlerTime, snooze);
+        }
+        holds.hold(running, snooze);
+        return JobResult.failed(running, JobResult.Kind.SNOOZE, snooze.getMessage(), snooze.delay(), handlerTime,
+                null);
     }
 
     private static Duration retryDelay(RunningJob running) {

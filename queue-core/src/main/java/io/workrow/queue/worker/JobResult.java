@@ -30,6 +30,10 @@ record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, D
         RELEASE,
         /** Claimed but never started before shutdown: back to pending, the attempt given back. */
         RELEASE_UNSTARTED,
+        /** The handler threw {@code SnoozeJobException}: run again after the delay, no attempt spent. */
+        SNOOZE,
+        /** Reached its handler slot at or past its deadline: cancelled unstarted ("expired: ..."). */
+        PAST_DEADLINE,
         /** The lease was lost or the job cancelled while it ran: nothing is ours to write. */
         ABANDON,
         /**

@@ -1,9 +1,9 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.worker.thread.BackgroundThread;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.store.ClaimLease;
 import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.worker.thread.BackgroundThread;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -236,7 +236,7 @@ final class LeaseKeeper {
      */
     void enforceTimeouts() {
         for (RunningJob job : inFlight.snapshot()) {
-            Duration timeout = job.registration().options().timeout();
+            Duration timeout = job.timeout();
             if (timeout == null || !job.handlerRunning()) {
                 continue;
             }

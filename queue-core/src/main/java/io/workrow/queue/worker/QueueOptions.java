@@ -30,9 +30,16 @@ import java.util.Locale;
  *     measured throughput in line, at most two claims ({@code 2 × batchSize}). A fixed prefetch is
  *     not available with a circuit breaker, nor with burst or spaced fairness, whose limits count
  *     claims; there the adaptive one stays at zero
+ * @param maxAttempts the attempts a job of this queue gets when its enqueue names none; declared
+ *     in the database at start, where {@code workrow_enqueue} (SQL) reads it
+ * @param maxSnoozes how often one job may snooze ({@code SnoozeJobException}) before its next
+ *     snooze counts as a failed attempt
+ * @param globalConcurrency at most this many of the queue's jobs claimed at once across every node
+ *     (declared in the database at start; 0 for no cap); with it, claims take no prefetch
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
-        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
+        int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch,
+        int maxAttempts, int maxSnoozes, int globalConcurrency) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -51,6 +58,10 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     public static final int ADAPTIVE_PREFETCH = -1;
     /** Default most jobs claimed ahead of free slots: adaptive. */
     public static final int DEFAULT_PREFETCH = ADAPTIVE_PREFETCH;
+    /** Default attempts of a job whose enqueue names none. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default most snoozes of one job. */
+    public static final int DEFAULT_MAX_SNOOZES = 100;
     /** The shortest lease: renewals run every third of it, and must not flood the database. */
     public static final Duration MIN_LEASE = Duration.ofSeconds(1);
 
@@ -68,6 +79,14 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
             Settings.requirePositive("timeout", timeout);
         }
         Settings.requireAtLeast("max-lease-expiries", 0, maxLeaseExpiries);
+        Settings.requireAtLeast("max-attempts", 1, maxAttempts);
+        Settings.requireAtLeast("max-snoozes", 0, maxSnoozes);
+        Settings.requireAtLeast("global-concurrency", 0, globalConcurrency);
+        if (prefetch > 0 && globalConcurrency > 0) {
+            // Jobs waiting in one node's line would hold slots of the cap that idle nodes could use.
+            throw new IllegalArgumentException("prefetch is not available with global-concurrency: jobs claimed"
+                    + " ahead would hold the cap's slots while they wait (prefetch " + prefetch + ")");
+        }
         if (prefetch < 0 && prefetch != ADAPTIVE_PREFETCH) {
             throw new IllegalArgumentException("prefetch must be at least 0, or ADAPTIVE_PREFETCH (-1) to let the"
                     + " runtime size it, was " + prefetch);
@@ -97,6 +116,13 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         }
     }
 
+    /** With the default max-attempts and max-snoozes, and no cluster-wide cap. */
+    public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
+            int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
+        this(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering, fairness, prefetch,
+                DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_SNOOZES, 0);
+    }
+
     /** Without fair queuing, with the default prefetch. */
     public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
             int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering) {
@@ -124,28 +150,28 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
 
     public QueueOptions withConcurrency(int concurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     public QueueOptions withLease(Duration lease) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /**
@@ -154,25 +180,25 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
     public QueueOptions withBreaker(BreakerOptions breaker) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /** Runs jobs with one partition key one at a time, in enqueue order; {@link KeyOrdering#NONE} for none. */
     public QueueOptions withOrdering(KeyOrdering ordering) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /** Shares the queue's work among fairness keys; {@link FairnessOptions#NONE} for none. */
     public QueueOptions withFairness(FairnessOptions fairness) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /**
@@ -181,7 +207,28 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withPrefetch(int prefetch) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+    }
+
+    /** A job whose enqueue names no attempts gets {@code maxAttempts}. */
+    public QueueOptions withMaxAttempts(int maxAttempts) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+    }
+
+    /**
+     * At most {@code globalConcurrency} of the queue's jobs claimed at once across every node (0: no
+     * cap); claims then take no prefetch.
+     */
+    public QueueOptions withGlobalConcurrency(int globalConcurrency) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+    }
+
+    /** A job may snooze {@code maxSnoozes} times; its next snooze counts as a failed attempt. */
+    public QueueOptions withMaxSnoozes(int maxSnoozes) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
     }
 
     /**
@@ -201,12 +248,12 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     private boolean limitsCountClaims() {
-        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED);
+        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) || globalConcurrency > 0;
     }
 
     /** How the sweeper recovers {@code queue}'s jobs under these options: its backoff and max-lease-expiries. */
     public RecoveryRule recoveryRule(String queue) {
         return new RecoveryRule(queue, backoff.initial().toMillis(), backoff.multiplier(), backoff.max().toMillis(),
-                backoff.jitter(), maxLeaseExpiries);
+                backoff.jitter(), maxLeaseExpiries, maxAttempts);
     }
 }

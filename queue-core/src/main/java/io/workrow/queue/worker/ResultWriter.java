@@ -309,6 +309,8 @@ final class ResultWriter {
             case DISCARD, UNREADABLE -> PositionEnd.discarded(job, result.error());
             case RELEASE -> PositionEnd.interrupted(job);
             case RELEASE_UNSTARTED -> PositionEnd.released(job);
+            case SNOOZE -> PositionEnd.snoozed(job, result.error(), result.retryDelay());
+            case PAST_DEADLINE -> PositionEnd.pastDeadline(job, result.error());
             case LET_GO -> PositionEnd.expired(job, result.retryDelay(),
                     result.job().registration().options().maxLeaseExpiries());
             case COMPLETED_IN_TRANSACTION, ABANDON -> throw new IllegalArgumentException(
@@ -431,6 +433,8 @@ final class ResultWriter {
                 }
             }
             case CANCELLED -> log.info("{} was cancelled while this worker held it; nothing recorded", job);
+            case SNOOZED -> log.debug("{} snoozed for {} ms, no attempt spent", job, result.retryDelay().toMillis());
+            case EXPIRED -> log.info("{} not started: {}; it is cancelled", job, result.error());
             case LEASE_LOST -> log.info(result.kind() == JobResult.Kind.ABANDON
                     ? "{} stopped after this worker lost its lease; nothing recorded"
                     : "{} finished after this worker lost its lease; its outcome was not recorded", job);
@@ -444,6 +448,8 @@ final class ResultWriter {
             case FAIL -> JobOutcome.FAILURE;
             case DISCARD, UNREADABLE -> JobOutcome.DISCARDED;
             case RELEASE, RELEASE_UNSTARTED -> JobOutcome.RELEASED;
+            case SNOOZE -> JobOutcome.SNOOZED;
+            case PAST_DEADLINE -> JobOutcome.EXPIRED;
             default -> JobOutcome.SUCCESS;
         };
     }

@@ -81,6 +81,11 @@ final class RunningJob {
         return job.id();
     }
 
+    /** The handler's timeout: the job's own ({@code JobRequest.timeout}), else its queue's; {@code null} for none. */
+    Duration timeout() {
+        return job.timeout() != null ? job.timeout() : registration().options().timeout();
+    }
+
     HandlerRegistration registration() {
         return registration;
     }

@@ -1,13 +1,5 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.worker.cluster.WorkerId;
-import io.workrow.queue.worker.cluster.WorkerRegistry;
-import io.workrow.queue.worker.connection.ConnectionBudget;
-import io.workrow.queue.worker.connection.ReservedConnection;
-import io.workrow.queue.worker.notify.InsertListener;
-import io.workrow.queue.worker.periodic.RecurringScheduler;
-import io.workrow.queue.worker.periodic.ScheduledJobPromoter;
-import io.workrow.queue.worker.thread.HandlerThreads;
 import io.workrow.queue.JobFunction;
 import io.workrow.queue.JobHandler;
 import io.workrow.queue.JobQueue;
@@ -18,6 +10,7 @@ import io.workrow.queue.metrics.JobObserver;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.payload.PayloadCodec;
+import io.workrow.queue.store.CapStore;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
@@ -27,9 +20,18 @@ import io.workrow.queue.store.RecoveryRule;
 import io.workrow.queue.store.SchemaLookup;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.store.WriteOnceStore;
+import io.workrow.queue.worker.cluster.WorkerId;
+import io.workrow.queue.worker.cluster.WorkerRegistry;
+import io.workrow.queue.worker.connection.ConnectionBudget;
+import io.workrow.queue.worker.connection.ReservedConnection;
+import io.workrow.queue.worker.notify.InsertListener;
+import io.workrow.queue.worker.periodic.RecurringScheduler;
+import io.workrow.queue.worker.periodic.ScheduledJobPromoter;
+import io.workrow.queue.worker.thread.HandlerThreads;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -90,6 +92,7 @@ public final class WorkerRuntime implements AutoCloseable {
     private final InFlightJobs inFlight = new InFlightJobs();
     private final ResultWriter writer;
     private final CircuitBreakers breakers;
+    private final QueueCaps caps;
     private final WorkerRegistry registry;
     private final LeaseKeeper keeper;
     private final ScheduledJobPromoter promoter;
@@ -133,7 +136,10 @@ public final class WorkerRuntime implements AutoCloseable {
         Set<String> orderedQueues = builder.registrations.values().stream()
                 .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
-        // An ordered queue's key takes its next job once the last one's outcome is written: look again then.
+        Set<String> cappedQueues = builder.registrations.values().stream()
+                .filter(registration -> registration.options().globalConcurrency() > 0)
+                .map(HandlerRegistration::queue).collect(Collectors.toSet());
+        this.caps = new QueueCaps(store.caps(), cappedQueues);
         // A statement that outlives its timeout by this much waits on a socket nobody answers.
         int networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE,
                 store.statementTimeout().plus(RESERVED_NETWORK_GRACE).toMillis());
@@ -152,7 +158,8 @@ public final class WorkerRuntime implements AutoCloseable {
                 networkTimeoutMillis);
         this.writer = new ResultWriter(claims.on(writerConnection), store.on(writerConnection).breakers(), inFlight,
                 builder.metrics, breakers, queue -> {
-            if (orderedQueues.contains(queue)) {
+            // An ordered queue's key, and a capped queue's slot, free up once the outcome is written.
+            if (orderedQueues.contains(queue) || cappedQueues.contains(queue)) {
                 wake(queue);
             }
         }, builder.completionBatchSize,
@@ -165,12 +172,13 @@ public final class WorkerRuntime implements AutoCloseable {
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
         this.executor = new JobExecutor(claims, builder.codec, builder.maxResultBytes, writer, keeper,
-                builder.errorDescriber, builder.observer, inFlight);
+                builder.errorDescriber, builder.observer, inFlight,
+                new SnoozeHolds(store.holds(), workerId));
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            JobClaimer claimer = JobClaimer.forQueue(registration, claimsFor(registration), store.fairness(), workerId,
-                    registry);
+            JobClaimer claimer = JobClaimer.capped(JobClaimer.forQueue(registration, claimsFor(registration),
+                    store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps);
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
                     builder.metrics, threads, builder.pollInterval));
         }
@@ -348,6 +356,20 @@ public final class WorkerRuntime implements AutoCloseable {
             log.warn("Could not declare the recovery rules of {}; sweepers on other nodes recover their jobs by their"
                     + " own configuration until this runtime starts again: {}", queues, e.toString());
         }
+        Map<String, Integer> configuredCaps = new HashMap<>();
+        registrations.values().forEach(registration -> configuredCaps.put(registration.queue(),
+                registration.options().globalConcurrency() > 0 ? registration.options().globalConcurrency() : null));
+        try {
+            for (CapStore.DeclaredCap replaced : store.caps().declare(workerId, configuredCaps)) {
+                log.warn("queue={} had global-concurrency {}, declared by {}; this worker's {} replaces it on every"
+                        + " node. Nodes working one queue should configure it alike", replaced.queue(),
+                        replaced.configured() == null ? "unset" : replaced.configured(), replaced.declaredBy(),
+                        configuredCaps.get(replaced.queue()) == null ? "(unset)" : configuredCaps.get(replaced.queue()));
+            }
+        } catch (RuntimeException e) {
+            log.warn("Could not declare the global-concurrency of {}; the caps in the database stand until this runtime"
+                    + " starts again: {}", queues, e.toString());
+        }
     }
 
     /** The meters, the result writer and the lease keeper: what running a job needs besides a poller. */
@@ -406,7 +428,8 @@ public final class WorkerRuntime implements AutoCloseable {
         }
         startServices();
         JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
-                name -> JobClaimer.forDrain(registration, claimsFor(registration), store.fairness(), workerId));
+                name -> JobClaimer.capped(JobClaimer.forDrain(registration, claimsFor(registration), store.fairness(),
+                        workerId), claimsFor(registration), name, caps));
         promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
         Set<Long> ran = new HashSet<>();

@@ -122,20 +122,23 @@ class WriteOnceQueryPlanTests {
         // Reads no table: a taken key is found by the insert into workrow_job_key's primary key
         // (ON CONFLICT DO NOTHING names no arbiter index for the plan to show).
         CHECKS.put("JOB_INSERT_MANY", new PlanCheck(
-                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[]",
-                "'{q1}', '{null}', '{0}', '{0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}'",
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], timestamptz[],"
+                        + " bigint[]",
+                "'{q1}', '{null}', '{0}', '{0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
+                        + " '{null}', '{null}'",
                 Set.of(), true));
         CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new PlanCheck("text[], text[]", "'{q0}', '{key-2}'",
                 Set.of("workrow_job_key_pkey")));
-        CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, int, text, int, int, text, bigint",
-                "'q1', false, 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
+        CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, text, text, int, text, int, int, text, bigint",
+                "'q1', false, 'q1', 'q1', 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
                 Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));
         CHECKS.put("JOB_END_MANY", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
-                        + " text[], timestamptz[], text[], bigint[]",
+                        + " text[], timestamptz[], text[], int[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
                         + " '{completed,failed,expired}', '{null,boom,null}', '{0,1000,0}', '{0,0,0}',"
-                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{\"{}\",null,null}', '{1,2}'",
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{\"{}\",null,null}', '{0,0,0}',"
+                        + " '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
         CHECKS.put("JOB_COMPLETE_MANY", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], timestamptz[], text[], timestamptz[], text[], bigint[]",
@@ -170,20 +173,22 @@ class WriteOnceQueryPlanTests {
                         "workrow_scheduled_id_idx", "workrow_waiting_pkey", "workrow_dead_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_DEPENDENCIES_CHECK", new PlanCheck("bigint[]", "'{95,96,12345678}'", Set.of(JOB_DATA_PKEY)));
         CHECKS.put("JOB_INSERT_MANY_AFTER", new PlanCheck(
-                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], bigint[],"
-                        + " bigint[], boolean[], timestamptz",
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], timestamptz[],"
+                        + " bigint[], bigint[], bigint[], boolean[], timestamptz",
                 // A fan-in of 10,000: the statement must stay cheap enough not to be compiled.
                 "'{q1}', '{null}', '{0}', '{0}', '{null}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
+                        + " '{null}', '{null}',"
                         + " '{" + "1,".repeat(9_999) + "1}', '{" + java.util.stream.IntStream.rangeClosed(1, 10_000)
                         .mapToObj(Integer::toString).collect(java.util.stream.Collectors.joining(",")) + "}', '{"
                         + "true,".repeat(9_999) + "false}', now() - interval '2 days'",
                 Set.of("workrow_dead_pkey", OUTCOME_BRIN), true));
         CHECKS.put("JOB_END_MANY_SETTLING", new PlanCheck(
                 "bigint[], int[], bigint[], int[], int[], int[], text[], text[], bigint[], int[], timestamptz[],"
-                        + " text[], timestamptz[], text[], bigint[]",
+                        + " text[], timestamptz[], text[], int[], bigint[]",
                 tokens + ", " + positions + ", " + running + ", '{1,1,1}', '{5,5,5}', '{0,0,0}',"
                         + " '{completed,failed,discarded}', '{null,boom,gone}', '{0,1000,0}', '{0,0,0}',"
-                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{null,null,null}', '{1,2}'",
+                        + " '{null,null,null}', '{null,null,null}', '{null,null,null}', '{null,null,null}', '{0,0,0}',"
+                        + " '{1,2}'",
                 Set.of("workrow_claim_pkey", JOB_DATA_PKEY, OUTCOME_BRIN), true));
         CHECKS.put("JOB_DEPENDENCIES", new PlanCheck("bigint", "1000001", Set.of(JOB_DATA_PKEY)));
         CHECKS.put("JOB_LIST_WAITING", new PlanCheck("text, text, int", "'q1', 'q1', 100",
@@ -193,9 +198,10 @@ class WriteOnceQueryPlanTests {
                 Set.of("workrow_dependency_pkey", "workrow_waiting_pkey"), true));
         // Writes a batch row and its callbacks; reads no home.
         CHECKS.put("BATCH_OPEN", new PlanCheck(
-                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], text[]",
+                "text[], text[], int[], int[], text[], text[], text[], text[], bigint[], int[], text[], timestamptz[],"
+                        + " bigint[], text[]",
                 "'{q1}', '{null}', '{0}', '{0}', '{null}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{5}', '{null}',"
-                        + " '{finish}'", Set.of(), true));
+                        + " '{null}', '{null}', '{finish}'", Set.of(), true));
         CHECKS.put("BATCH_SEAL", new PlanCheck("int, bigint, bigint, int, bigint", "3, 1, 3, 0, 1",
                 Set.of("workrow_batch_pkey")));
         CHECKS.put("BATCH_FIND", new PlanCheck("bigint", "1", Set.of("workrow_batch_pkey")));
@@ -240,7 +246,10 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_RESULT", new PlanCheck("bigint, timestamptz", "1, now() - interval '1 day'",
                 Set.of(OUTCOME_BRIN)));
         // A day back, the most it reads: the fill ends at midnight, so an hour back reads only empty days.
-        CHECKS.put("JOB_FINISHED_PER_MINUTE", new PlanCheck("timestamptz", "now() - interval '1 day'",
+        // The last hour of the fill's history, as the dashboard asks for the last hour: the fill
+        // ends at midnight (UTC), so "now() - 1 day" would cover a different share of it by the hour.
+        CHECKS.put("JOB_FINISHED_PER_MINUTE", new PlanCheck("timestamptz",
+                "date_trunc('day', now(), 'UTC') - interval '1 hour'",
                 Set.of(OUTCOME_BRIN)));
         CHECKS.put("JOB_PRUNE_DEAD", new PlanCheck("bigint, int", "604800000, 1000",
                 Set.of("workrow_dead_finished_idx", "workrow_dead_pkey"), true));

@@ -410,6 +410,17 @@ public class WorkrowProperties {
         /** Attempts a job gets before it is dead, unless the enqueue request says otherwise. */
         private int maxAttempts = 5;
 
+        /** Times one job may snooze (SnoozeJobException) without spending an attempt; its next snooze counts as a failed attempt. */
+        private int maxSnoozes = 100;
+
+        public int getMaxSnoozes() {
+            return maxSnoozes;
+        }
+
+        public void setMaxSnoozes(int maxSnoozes) {
+            this.maxSnoozes = maxSnoozes;
+        }
+
         /** Longest a handler may run before it is interrupted and its attempt fails; unset for no limit. */
         private Duration timeout;
 
@@ -533,6 +544,28 @@ public class WorkrowProperties {
 
         /** Attempts a job of this queue gets before it is dead. */
         private Integer maxAttempts;
+
+        /** Times one job of this queue may snooze before its next snooze counts as a failed attempt; defaults to workrow.defaults.max-snoozes. */
+        private Integer maxSnoozes;
+
+        /** At most this many of the queue's jobs running at once across every node, whatever each node's concurrency (declared in the database at start; QueueAdmin can override it at run time). Unset: no cluster-wide cap. Not with a prefetch. */
+        private Integer globalConcurrency;
+
+        public Integer getGlobalConcurrency() {
+            return globalConcurrency;
+        }
+
+        public void setGlobalConcurrency(Integer globalConcurrency) {
+            this.globalConcurrency = globalConcurrency;
+        }
+
+        public Integer getMaxSnoozes() {
+            return maxSnoozes;
+        }
+
+        public void setMaxSnoozes(Integer maxSnoozes) {
+            this.maxSnoozes = maxSnoozes;
+        }
 
         /** How long a claim on a job of this queue lasts before another worker may take it. */
         private Duration lease;

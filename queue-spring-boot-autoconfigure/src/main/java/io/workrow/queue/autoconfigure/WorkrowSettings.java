@@ -86,7 +86,7 @@ public final class WorkrowSettings {
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
                 backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null,
-                KeyOrdering.NONE, FairnessOptions.NONE, given.getPrefetch());
+                KeyOrdering.NONE, FairnessOptions.NONE, given.getPrefetch(), given.getMaxSnoozes(), null);
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -254,7 +254,7 @@ public final class WorkrowSettings {
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
             Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness,
-            Integer prefetch) {
+            Integer prefetch, int maxSnoozes, Integer globalConcurrency) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
@@ -264,6 +264,15 @@ public final class WorkrowSettings {
                         "must be at least 0 (leave it unset for a prefetch sized from the handlers' throughput)");
             }
             atLeast(prefix + ".max-attempts", 1, maxAttempts);
+            atLeast(prefix + ".max-snoozes", 0, maxSnoozes);
+            if (globalConcurrency != null) {
+                atLeast(prefix + ".global-concurrency", 1, globalConcurrency);
+                if (prefetch != null && prefetch > 0) {
+                    throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
+                            "not available with " + prefix + ".global-concurrency: jobs claimed ahead would hold the"
+                                    + " cap's slots while they wait");
+                }
+            }
             String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
             positive(leaseKey, lease);
             if (lease.compareTo(QueueOptions.MIN_LEASE) < 0) {
@@ -309,7 +318,8 @@ public final class WorkrowSettings {
                     or(backoff.getInitial(), initial), or(backoff.getMultiplier(), multiplier),
                     or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
                     or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()),
-                    ordering(queue), fairness(queuePrefix, queue), or(queue.getPrefetch(), prefetch));
+                    ordering(queue), fairness(queuePrefix, queue), or(queue.getPrefetch(), prefetch),
+                    or(queue.getMaxSnoozes(), maxSnoozes), queue.getGlobalConcurrency());
         }
 
         private static FairnessOptions fairness(String queuePrefix, WorkrowProperties.Queue queue) {
@@ -347,7 +357,8 @@ public final class WorkrowSettings {
         QueueOptions options() {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
                     timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness,
-                    prefetch == null ? QueueOptions.ADAPTIVE_PREFETCH : prefetch);
+                    prefetch == null ? QueueOptions.ADAPTIVE_PREFETCH : prefetch, maxAttempts, maxSnoozes,
+                    globalConcurrency == null ? 0 : globalConcurrency);
         }
 
         private static <T> T or(T value, T fallback) {

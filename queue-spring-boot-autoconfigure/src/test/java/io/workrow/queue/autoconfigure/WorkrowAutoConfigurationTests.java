@@ -8,8 +8,8 @@ import io.workrow.queue.JobContext;
 import io.workrow.queue.JobQueue;
 import io.workrow.queue.JobRequest;
 import io.workrow.queue.QueueAdmin;
-import io.workrow.queue.RecurringJob;
 import io.workrow.queue.QueueHandler;
+import io.workrow.queue.RecurringJob;
 import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.payload.PayloadCodec;
@@ -183,6 +183,16 @@ class WorkrowAutoConfigurationTests {
     }
 
     @Test
+    void withMigrationsOffASchemaWithoutDeadlinesFailsNamingVersion17() {
+        new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                io.workrow.queue.store.SqlIdentifier.of("schema", "no_deadlines")).upTo("16").migrate();
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=no_deadlines",
+                "workrow.enabled=false").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("schema no_deadlines is not migrated to version 17")
+                        .hasStackTraceContaining("workrow_job_data has no expires_at column"));
+    }
+
+    @Test
     void withMigrationsOffTheApplicationsOwnMigrationBeanAppliesThemInWhateverOrderTheBeansAreMade() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
                 "workrow.enabled=false")
@@ -227,6 +237,8 @@ class WorkrowAutoConfigurationTests {
             "workrow.max-result-size=0B                       | workrow.max-result-size                     | 0B",
             "workrow.queues.send-receipt.max-lease-expiries=0 | workrow.queues.send-receipt.max-lease-expiries | 0",
             "workrow.defaults.max-lease-expiries=-1           | workrow.defaults.max-lease-expiries         | -1",
+            "workrow.defaults.max-snoozes=-1                  | workrow.defaults.max-snoozes                | -1",
+            "workrow.queues.send-receipt.max-snoozes=-2       | workrow.queues.send-receipt.max-snoozes     | -2",
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
             "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
@@ -395,6 +407,18 @@ class WorkrowAutoConfigurationTests {
                     assertThat(settings.queueOptions("sms").breaker()).isNull();
                     assertThat(settings.queueOptions("other").breaker()).isNull();
                     assertThat(settings.defaultQueueOptions().maxLeaseExpiries()).isEqualTo(4);
+                });
+    }
+
+    @Test
+    void maxSnoozesAndMaxAttemptsReachTheQueuesOptions() {
+        withDatabase().withPropertyValues("workrow.defaults.max-snoozes=7", "workrow.queues.partner.max-snoozes=0",
+                "workrow.queues.partner.max-attempts=9").run(context -> {
+                    WorkrowSettings settings = context.getBean(WorkrowSettings.class);
+                    assertThat(settings.queueOptions("partner").maxSnoozes()).isZero();
+                    assertThat(settings.queueOptions("partner").maxAttempts()).isEqualTo(9);
+                    assertThat(settings.queueOptions("other").maxSnoozes()).isEqualTo(7);
+                    assertThat(settings.queueOptions("other").maxAttempts()).isEqualTo(5);
                 });
     }
 

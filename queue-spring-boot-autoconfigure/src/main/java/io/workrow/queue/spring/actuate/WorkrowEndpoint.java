@@ -1,12 +1,15 @@
 package io.workrow.queue.spring.actuate;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.ConcurrencyCap;
 import io.workrow.queue.FairnessSetting;
 import io.workrow.queue.JobSummary;
 import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueHold;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.RecurringStatus;
 import io.workrow.queue.client.QueueNames;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +24,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 /**
  * The {@code workrow} actuator endpoint, over {@link QueueAdmin}.
  * <ul>
- * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, every
- * circuit breaker's state and every fairness key's setting.</li>
+ * <li>{@code GET /actuator/workrow}: every queue's counts, oldest due age, pause, every live hold
+ * (with its end), every concurrency cap (with the jobs running), every circuit breaker's state and
+ * every fairness key's setting.</li>
  * <li>{@code GET /actuator/workrow/{queue}/running}: running jobs with owner and lease.</li>
  * <li>{@code GET /actuator/workrow/{queue}/waiting}: jobs waiting for other jobs to end.</li>
  * <li>{@code GET /actuator/workrow/{queue}/dead?error=timeout}: dead jobs, optionally only those
@@ -35,7 +39,11 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * optional {@code {"reason":"..."}}; {@code .../resume}; {@code .../open-breaker} with an optional
  * {@code {"reason":"..."}} (open on every node until closed by hand); {@code .../close-breaker};
  * {@code .../set-fairness} with {@code {"key":"tenant-a","weight":2}} and/or {@code "ratePerMinute":120}
- * ({@code "key":""} for the jobs without a key); {@code .../clear-fairness} with {@code {"key":"tenant-a"}}.</li>
+ * ({@code "key":""} for the jobs without a key); {@code .../clear-fairness} with {@code {"key":"tenant-a"}};
+ * {@code .../hold} with {@code {"duration":"10m"}} and an optional {@code "key"} (one partition key)
+ * and {@code "reason"}: no node claims what it covers until then; {@code .../release-hold} with an
+ * optional {@code {"key":"..."}}; {@code .../set-concurrency} with {@code {"globalConcurrency":5}}
+ * (a cluster-wide cap in place of the configured one) and {@code .../clear-concurrency}.</li>
  * </ul>
  * Writes act only on jobs of the queue in the path: retrying or cancelling job 42 through another
  * queue's path changes nothing. Read-only by default: the write operations need {@code management.endpoint.workrow.access=unrestricted}
@@ -55,8 +63,8 @@ public class WorkrowEndpoint {
 
     @ReadOperation
     public Queues queues() {
-        return new Queues(admin.stats(), admin.pausedQueues(), admin.breakers(),
-                admin.fairnessSettings(null, MAX_LIMIT), admin.recurringJobs());
+        return new Queues(admin.stats(), admin.pausedQueues(), admin.holds(), admin.concurrencyCaps(),
+                admin.breakers(), admin.fairnessSettings(null, MAX_LIMIT), admin.recurringJobs());
     }
 
     @ReadOperation
@@ -79,7 +87,8 @@ public class WorkrowEndpoint {
     @WriteOperation
     public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
             @Nullable String error, @Nullable String group, @Nullable Long id, @Nullable String reason, @Nullable String key,
-            @Nullable Double weight, @Nullable Integer ratePerMinute) {
+            @Nullable Double weight, @Nullable Integer ratePerMinute, @Nullable Duration duration,
+            @Nullable Integer globalConcurrency) {
         try {
             QueueNames.check(queue);
         } catch (IllegalArgumentException e) {
@@ -126,6 +135,23 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "breaker", "open");
             }
             case "close-breaker" -> Map.of("queue", queue, "closed", admin.closeBreaker(queue));
+            case "hold" -> {
+                if (duration == null || duration.isNegative() || duration.isZero()) {
+                    throw new InvalidEndpointRequestException("hold needs a positive duration",
+                            "Give \"duration\": \"10m\" (and \"key\" to hold one partition key only)");
+                }
+                yield Map.of("queue", queue, "hold", admin.hold(queue, key, duration, reason));
+            }
+            case "release-hold" -> Map.of("queue", queue, "released", admin.releaseHold(queue, key));
+            case "set-concurrency" -> {
+                if (globalConcurrency == null || globalConcurrency < 1) {
+                    throw new InvalidEndpointRequestException("set-concurrency needs globalConcurrency of at least 1",
+                            "Give \"globalConcurrency\": 5");
+                }
+                admin.setGlobalConcurrency(queue, globalConcurrency, reason);
+                yield Map.of("queue", queue, "globalConcurrency", globalConcurrency);
+            }
+            case "clear-concurrency" -> Map.of("queue", queue, "cleared", admin.clearGlobalConcurrency(queue));
             case "set-fairness" -> {
                 requireKey(action, key);
                 try {
@@ -140,7 +166,8 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "key", key, "cleared", admin.clearFairness(queue, key));
             }
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
-                    "Use retry, cancel, cancel-dead, pause, resume, open-breaker, close-breaker, set-fairness or clear-fairness");
+                    "Use retry, cancel, cancel-dead, pause, resume, hold, release-hold, set-concurrency,"
+                            + " clear-concurrency, open-breaker, close-breaker, set-fairness or clear-fairness");
         };
     }
 
@@ -152,7 +179,8 @@ public class WorkrowEndpoint {
     }
 
     /** The endpoint's read-all answer. */
-    public record Queues(List<QueueStats> queues, List<String> paused, List<BreakerStatus> breakers,
-            List<FairnessSetting> fairness, List<RecurringStatus> recurring) {
+    public record Queues(List<QueueStats> queues, List<String> paused, List<QueueHold> holds,
+            List<ConcurrencyCap> caps, List<BreakerStatus> breakers, List<FairnessSetting> fairness,
+            List<RecurringStatus> recurring) {
     }
 }

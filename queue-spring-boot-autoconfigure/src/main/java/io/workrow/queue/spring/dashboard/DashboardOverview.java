@@ -34,10 +34,20 @@ public record DashboardOverview(long now, long refreshMillis, Writes writes,
      *
      * @param completedPerMinute completed jobs per minute over the last hour, oldest first, the current minute last
      * @param deadPerMinute dead jobs per minute over the same minutes
+     * @param hold the live hold of the whole queue, or {@code null}
+     * @param keysHeld how many of its partition keys are held (the keys themselves are not shown:
+     *     they may name a person)
+     * @param keysHeldUntil when the last of those holds ends, or {@code null}
+     * @param globalConcurrency the queue's cluster-wide concurrency cap in force, or {@code null}
      */
     public record QueueView(String queue, long pending, long due, long scheduled, long running, long dead,
             long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
-            List<Long> completedPerMinute, List<Long> deadPerMinute, long waiting) {
+            List<Long> completedPerMinute, List<Long> deadPerMinute, long waiting, @Nullable Hold hold,
+            int keysHeld, @Nullable Long keysHeldUntil, @Nullable Integer globalConcurrency) {
+    }
+
+    /** A live hold of a whole queue: no node claims its jobs until {@code until}. */
+    public record Hold(long until, @Nullable String reason) {
     }
 
     /** A queue's circuit breaker. */

@@ -1,13 +1,16 @@
 package io.workrow.queue.spring.dashboard;
 
 import io.workrow.queue.BreakerStatus;
+import io.workrow.queue.ConcurrencyCap;
 import io.workrow.queue.FinishedPerMinute;
 import io.workrow.queue.JobDetail;
 import io.workrow.queue.QueueAdmin;
+import io.workrow.queue.QueueHold;
 import io.workrow.queue.QueueStats;
 import io.workrow.queue.spring.dashboard.DashboardOverview.Breaker;
 import io.workrow.queue.spring.dashboard.DashboardOverview.DeadGroup;
 import io.workrow.queue.spring.dashboard.DashboardOverview.Fairness;
+import io.workrow.queue.spring.dashboard.DashboardOverview.Hold;
 import io.workrow.queue.spring.dashboard.DashboardOverview.QueueView;
 import io.workrow.queue.spring.dashboard.DashboardOverview.Recurring;
 import io.workrow.queue.spring.dashboard.DashboardOverview.RunningJob;
@@ -101,20 +104,30 @@ final class DashboardReads {
         Parts parts = new Parts(now.plus(READ_WITHIN));
         Map<String, BreakerStatus> breakers = parts.read("breakers", List::<BreakerStatus>of, admin::breakers)
                 .stream().collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
+        List<QueueHold> holds = parts.read("holds", List::<QueueHold>of, admin::holds);
+        Map<String, Integer> caps = parts.read("caps", List::<ConcurrencyCap>of, admin::concurrencyCaps).stream()
+                .collect(Collectors.toMap(ConcurrencyCap::queue, ConcurrencyCap::cap));
         Map<String, QueueStats> stats = parts.read("queues", List::<QueueStats>of, admin::stats).stream()
                 .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
         // Stats list every paused queue, idle or not; a queue with only a breaker row is added here.
         TreeSet<String> names = new TreeSet<>(stats.keySet());
         names.addAll(breakers.keySet());
+        holds.forEach(hold -> names.add(hold.queue()));
         Map<String, long[][]> perMinute = perMinute(
                 parts.read("throughput", List::<FinishedPerMinute>of, throughput::lastHour), now);
         List<QueueView> queues = new ArrayList<>();
         for (String name : names) {
             QueueStats row = stats.getOrDefault(name, new QueueStats(name, 0, 0, 0, 0, 0, Duration.ZERO, false));
             long[][] series = perMinute.getOrDefault(name, new long[2][ThroughputHistory.MINUTES]);
+            Hold queueHold = holds.stream().filter(hold -> hold.queue().equals(name) && hold.wholeQueue())
+                    .findFirst().map(hold -> new Hold(hold.until().toEpochMilli(), hold.reason())).orElse(null);
+            List<QueueHold> keyHolds = holds.stream()
+                    .filter(hold -> hold.queue().equals(name) && !hold.wholeQueue()).toList();
             queues.add(new QueueView(name, row.pending(), row.due(), row.scheduled(), row.running(), row.dead(),
                     row.oldestDueAge().toMillis(), row.paused(), breaker(breakers.get(name)),
-                    boxed(series[0]), boxed(series[1]), row.waiting()));
+                    boxed(series[0]), boxed(series[1]), row.waiting(), queueHold, keyHolds.size(),
+                    keyHolds.stream().map(hold -> hold.until().toEpochMilli()).max(Long::compare).orElse(null),
+                    caps.get(name)));
         }
         List<RunningJob> running = parts.read("running jobs", List::<RunningJob>of,
                 () -> admin.runningJobs(null, ROWS).stream()

@@ -41,9 +41,13 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
                            EXISTS (SELECT 1 FROM pg_attribute
                                    WHERE attrelid = to_regclass(?) AND attname = 'result' AND NOT attisdropped) AS results,
                            to_regclass(?) IS NOT NULL AS dependencies,
-                           to_regclass(?) IS NOT NULL AS batches
+                           to_regclass(?) IS NOT NULL AS batches,
+                           EXISTS (SELECT 1 FROM pg_attribute
+                                   WHERE attrelid = to_regclass(?) AND attname = 'expires_at' AND NOT attisdropped)
+                               AS deadlines
                     """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
-                    schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch");
+                    schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch",
+                    schema.quoted() + ".workrow_job_data");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -59,6 +63,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("batches"))) {
             throw notMigrated("16", "it has no workrow_batch table");
+        }
+        if (!Boolean.TRUE.equals(found.get("deadlines"))) {
+            throw notMigrated("17", "workrow_job_data has no expires_at column");
         }
     }
 

@@ -131,6 +131,12 @@
       if (queue.paused) state.push(el('span', { class: 'badge paused' }, 'paused'));
       if (queue.breaker) state.push(el('span', { class: `badge ${queue.breaker.state}`, title: queue.breaker.reason || '' },
         `breaker ${queue.breaker.state.replace('_', '-')}`));
+      if (queue.globalConcurrency) state.push(el('span', { class: 'badge', 'data-cap': queue.globalConcurrency,
+        title: 'at most this many running at once on every node' }, `cap ${queue.globalConcurrency}`));
+      if (queue.hold) state.push(el('span', { class: 'badge held', 'data-hold': 'queue', title: queue.hold.reason || '' },
+        `held until ${new Date(queue.hold.until).toLocaleTimeString()}`));
+      if (queue.keysHeld > 0) state.push(el('span', { class: 'badge held', 'data-hold': 'keys' },
+        `${queue.keysHeld} ${queue.keysHeld === 1 ? 'key' : 'keys'} held until ${new Date(queue.keysHeldUntil).toLocaleTimeString()}`));
       const actions = [];
       if (overview.writes.allowed) {
         actions.push(queue.paused
@@ -138,6 +144,10 @@
             () => `Resumed ${queue.queue}.`) }, 'Resume')
           : el('button', { type: 'button', 'data-action': 'pause', onclick: () => write(queue.queue, 'pause',
             { reason: 'paused from the dashboard' }, () => `Paused ${queue.queue} on every node.`) }, 'Pause'));
+        if (queue.hold) {
+          actions.push(el('button', { type: 'button', 'data-action': 'release-hold', onclick: () =>
+            write(queue.queue, 'release-hold', {}, () => `Released the hold of ${queue.queue}.`) }, 'Release hold'));
+        }
         if (queue.breaker && queue.breaker.state !== 'closed') {
           actions.push(el('button', { type: 'button', 'data-action': 'close-breaker', onclick: () =>
             write(queue.queue, 'close-breaker', {}, () => `Closed the breaker of ${queue.queue}.`) }, 'Close breaker'));

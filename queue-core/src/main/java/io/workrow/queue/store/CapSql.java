@@ -1,0 +1,85 @@
+package io.workrow.queue.store;
+
+/**
+ * The statements on {@code workrow_queue_cap}, mirrored by {@link CapStore}: each queue's
+ * cluster-wide concurrency cap, as configured and as set by hand, and the two statements a capped
+ * claim runs before the claim itself, in its transaction.
+ */
+final class CapSql {
+
+    private CapSql() {
+    }
+
+    /**
+     * Declares the configured caps of many queues ({@code NULL}: none configured), in queue order
+     * so that nodes starting at once wait for each other rather than deadlock; returns, for each
+     * queue whose configured cap another worker had declared differently, what it had.
+     */
+    static final String CAP_DECLARE = """
+            WITH declared AS (
+                SELECT * FROM unnest(?::text[], ?::int[]) AS declared(queue, configured)
+            ), previous AS (
+                SELECT cap.queue, cap.configured, cap.declared_by
+                FROM {queue_cap} AS cap
+                JOIN declared ON declared.queue = cap.queue
+                WHERE cap.declared_by IS DISTINCT FROM ? AND cap.configured IS DISTINCT FROM declared.configured
+            ), upserted AS (
+                INSERT INTO {queue_cap} AS cap (queue, configured, declared_by, changed_at)
+                SELECT declared.queue, declared.configured, ?, now() FROM declared
+                ORDER BY declared.queue
+                ON CONFLICT (queue) DO UPDATE
+                SET configured = excluded.configured, declared_by = excluded.declared_by, changed_at = excluded.changed_at
+            )
+            SELECT queue, configured, declared_by FROM previous ORDER BY queue
+            """;
+
+    /** Sets a queue's cap by hand (it wins over the configured one). */
+    static final String CAP_SET = """
+            INSERT INTO {queue_cap} AS cap (queue, set_by_hand, reason, changed_at)
+            VALUES (?, ?, ?, now())
+            ON CONFLICT (queue) DO UPDATE
+            SET set_by_hand = excluded.set_by_hand, reason = excluded.reason, changed_at = excluded.changed_at
+            """;
+
+    /** Clears a queue's cap set by hand, so its configured one applies again. */
+    static final String CAP_CLEAR = """
+            UPDATE {queue_cap}
+            SET set_by_hand = NULL, reason = NULL, changed_at = now()
+            WHERE queue = ? AND set_by_hand IS NOT NULL
+            """;
+
+    /**
+     * Every capped queue, with its jobs claimed now (open positions of its claim rows, on every
+     * node). Claim rows are few (one per claimed batch in flight) and not indexed by queue.
+     */
+    static final String CAP_LIST = """
+            SELECT cap.queue, cap.configured, cap.set_by_hand, cap.reason,
+                   coalesce((SELECT sum(length(replace((claim.settled | claim.dropped)::text, '1', '')))
+                             FROM {claim} AS claim WHERE claim.queue = cap.queue), 0)::int AS running
+            FROM {queue_cap} AS cap
+            WHERE coalesce(cap.set_by_hand, cap.configured) IS NOT NULL
+            ORDER BY cap.queue
+            """;
+
+    /**
+     * A capped claim's first statement: locks the queue's cap row, so that the claims of one capped
+     * queue take turns across nodes, and reads its cap. No row, or no cap: the queue is not capped.
+     */
+    static final String CAP_LOCK = """
+            SELECT coalesce(set_by_hand, configured) AS cap
+            FROM {queue_cap}
+            WHERE queue = ?
+            FOR NO KEY UPDATE
+            """;
+
+    /**
+     * A capped claim's second statement, in a snapshot taken after the lock: the queue's open
+     * positions on every node, which only claims raise (and they wait for the lock) while ends,
+     * cancels and the sweeper lower.
+     */
+    static final String CAP_RUNNING = """
+            SELECT coalesce(sum(length(replace((settled | dropped)::text, '1', ''))), 0)::int
+            FROM {claim}
+            WHERE queue = ?
+            """;
+}

@@ -1,0 +1,72 @@
+package io.workrow.queue.store;
+
+import io.workrow.queue.ConcurrencyCap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * Runs the cap statements ({@link CapSql}) that are not part of a claim, one method per statement.
+ * Reached through {@link JobStore#caps()}, on the same connections and statement timeout.
+ */
+public final class CapStore {
+
+    /** A queue's configured cap as another worker had declared it. */
+    public record DeclaredCap(String queue, Integer configured, String declaredBy) {
+    }
+
+    private static final RowMapper<ConcurrencyCap> CAP = (rs, row) -> new ConcurrencyCap(rs.getString("queue"),
+            (Integer) rs.getObject("configured"), (Integer) rs.getObject("set_by_hand"), rs.getString("reason"),
+            rs.getInt("running"));
+
+    private final JdbcTemplate timed;
+    private final String declare;
+    private final String set;
+    private final String clear;
+    private final String list;
+
+    CapStore(JdbcTemplate timed, SqlIdentifier schema) {
+        this.timed = timed;
+        this.declare = JobSql.render(CapSql.CAP_DECLARE, schema);
+        this.set = JobSql.render(CapSql.CAP_SET, schema);
+        this.clear = JobSql.render(CapSql.CAP_CLEAR, schema);
+        this.list = JobSql.render(CapSql.CAP_LIST, schema);
+    }
+
+    /**
+     * Declares the configured caps of {@code caps}' queues ({@code null}: none) as {@code worker}'s;
+     * returns what other workers had declared differently.
+     */
+    public List<DeclaredCap> declare(String worker, Map<String, Integer> caps) {
+        if (caps.isEmpty()) {
+            return List.of();
+        }
+        Map<String, Integer> sorted = new TreeMap<>(caps);
+        return timed.query(connection -> {
+            var statement = connection.prepareStatement(declare);
+            statement.setArray(1, connection.createArrayOf("text", sorted.keySet().toArray()));
+            statement.setArray(2, connection.createArrayOf("int4", sorted.values().toArray()));
+            statement.setString(3, worker);
+            statement.setString(4, worker);
+            return statement;
+        }, (rs, row) -> new DeclaredCap(rs.getString("queue"), (Integer) rs.getObject("configured"),
+                rs.getString("declared_by")));
+    }
+
+    /** Sets {@code queue}'s cap by hand; it wins over the configured one until cleared. */
+    public void set(String queue, int cap, String reason) {
+        timed.update(set, queue, cap, reason);
+    }
+
+    /** Clears {@code queue}'s cap set by hand; false when it had none. */
+    public boolean clear(String queue) {
+        return timed.update(clear, queue) > 0;
+    }
+
+    /** Every capped queue with its jobs claimed now. */
+    public List<ConcurrencyCap> list() {
+        return timed.query(list, CAP);
+    }
+}

@@ -1,0 +1,206 @@
+package io.workrow.queue.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.workrow.queue.ConcurrencyCap;
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.client.JdbcQueueAdmin;
+import io.workrow.queue.maintenance.StaleLeaseSweeper;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code global-concurrency}: at most N of a queue's jobs run at once across every node, whatever
+ * each node's concurrency, proven from a ledger of every run's start and end; a crashed node's
+ * slots come back when its leases do; a cap set at run time applies to runtimes that had none.
+ */
+class GlobalConcurrencyTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private final JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+    private final JdbcQueueAdmin admin = new JdbcQueueAdmin(database.store());
+    private final List<WorkerRuntime> runtimes = new ArrayList<>();
+    private final List<HikariDataSource> pools = new ArrayList<>();
+    /** Every run: {start, end} in nanos, by the JVM's one clock. */
+    private final List<long[]> ledger = Collections.synchronizedList(new ArrayList<>());
+    private final Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+    record Call(int n, long napMillis) {
+    }
+
+    @BeforeEach
+    void cleanUp() {
+        database.deleteAllJobs();
+        database.jdbc().update("DELETE FROM workrow_queue_cap");
+    }
+
+    @AfterEach
+    void stop() {
+        runtimes.forEach(WorkerRuntime::stop);
+        pools.forEach(HikariDataSource::close);
+    }
+
+    private WorkerRuntime node(JobStore store, QueueOptions options) {
+        WorkerRuntime runtime = WorkerRuntime.builder(store.dataSource()).store(store)
+                .pollInterval(Duration.ofMillis(200))
+                .handler("partner", Call.class, (call, job) -> {
+                    long start = System.nanoTime();
+                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+                    Thread.sleep(call.napMillis());
+                    ledger.add(new long[] {start, System.nanoTime()});
+                }, options)
+                .build();
+        runtimes.add(runtime);
+        return runtime;
+    }
+
+    private JobStore otherNode() {
+        JobStore node = database.otherNode(24);
+        pools.add((HikariDataSource) node.dataSource());
+        return node;
+    }
+
+    /** The most runs that overlapped at any instant of the ledger. */
+    private int mostAtOnce() {
+        List<long[]> events = new ArrayList<>();
+        synchronized (ledger) {
+            for (long[] run : ledger) {
+                events.add(new long[] {run[0], 1});
+                events.add(new long[] {run[1], -1});
+            }
+        }
+        // Ends before starts at one instant: a slot freed and taken is not two at once.
+        events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
+        int now = 0;
+        int most = 0;
+        for (long[] event : events) {
+            now += (int) event[1];
+            most = Math.max(most, now);
+        }
+        return most;
+    }
+
+    private void enqueue(int jobs, long napMillis) {
+        jobQueue.enqueueAll(IntStream.range(0, jobs)
+                .mapToObj(i -> JobRequest.of("partner", new Call(i, napMillis + i % 3 * 5))).toList());
+    }
+
+    @Test
+    void aCapOfFiveOnThreeNodesWithFiftySlotsNeverRunsMoreThanFive() {
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(5);
+        node(database.store(), options.withConcurrency(16)).start();
+        node(otherNode(), options.withConcurrency(17)).start();
+        node(otherNode(), options.withConcurrency(17)).start();
+        enqueue(300, 20);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == 300);
+
+        assertThat(mostAtOnce()).as("never more than the cap").isLessThanOrEqualTo(5)
+                .as("and the cap is used, not one at a time").isGreaterThanOrEqualTo(4);
+        assertThat(runs).hasSize(300).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+        assertThat(admin.concurrencyCaps()).singleElement().satisfies(cap -> {
+            assertThat(cap.configured()).isEqualTo(5);
+            assertThat(cap.setByHand()).isNull();
+        });
+    }
+
+    @Test
+    void aCrashedNodesSlotsComeBackWhenItsLeasesDo() {
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(5).withConcurrency(10);
+        WorkerRuntime live = node(database.store(), options);
+        enqueue(3, 0);
+        // A node claims three jobs within the cap and dies: nothing ends them, nothing renews them.
+        JobStore crashed = otherNode();
+        crashed.caps().declare("crashed", Map.of("partner", 5));
+        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", 10,
+                room -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
+        assertThat(held).hasSize(3);
+        enqueue(40, 50);
+        live.start();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> ledger.size() >= 10);
+        assertThat(mostAtOnce()).as("two slots left while the crashed node's leases run").isLessThanOrEqualTo(2);
+        int beforeTheSweep = ledger.size();
+        await().atMost(Duration.ofSeconds(5)).until(() -> new StaleLeaseSweeper(database.store(), 50).runOnce() > 0
+                || database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim WHERE worker = 'crashed'",
+                        Integer.class) == 0);
+        database.jdbc().update("UPDATE workrow_scheduled SET run_at = now()");
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> runs.size() == 43);
+        List<long[]> afterTheSweep;
+        synchronized (ledger) {
+            afterTheSweep = new ArrayList<>(ledger.subList(beforeTheSweep, ledger.size()));
+        }
+        ledger.clear();
+        ledger.addAll(afterTheSweep);
+        assertThat(mostAtOnce()).as("the slots came back").isBetween(3, 5);
+    }
+
+    @Test
+    void aCapSetAtRunTimeAppliesToARuntimeWithoutOneAndClearingItLiftsIt() {
+        node(database.store(), QueueOptions.defaults().withConcurrency(12)).start();
+        admin.setGlobalConcurrency("partner", 2, "partner asked us to slow down");
+        assertThat(admin.concurrencyCaps()).singleElement().satisfies(cap -> {
+            assertThat(cap.setByHand()).isEqualTo(2);
+            assertThat(cap.cap()).isEqualTo(2);
+            assertThat(cap.reason()).isEqualTo("set by hand: partner asked us to slow down");
+        });
+        // The runtime looks at the caps every two seconds.
+        await().pollDelay(QueueCaps.REFRESH.plusMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        enqueue(40, 40);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 40);
+        assertThat(mostAtOnce()).isLessThanOrEqualTo(2);
+
+        assertThat(admin.clearGlobalConcurrency("partner")).isTrue();
+        assertThat(admin.clearGlobalConcurrency("partner")).as("cleared already").isFalse();
+        assertThat(admin.concurrencyCaps()).isEmpty();
+        ledger.clear();
+        enqueue(40, 200);
+        await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 40);
+        assertThat(mostAtOnce()).as("no cap now").isGreaterThan(2);
+    }
+
+    @Test
+    void theLastRuntimeToStartDeclaresTheConfiguredCap() {
+        WorkerRuntime first = node(database.store(), QueueOptions.defaults().withGlobalConcurrency(3));
+        first.start();
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured).containsExactly(3);
+        WorkerRuntime second = node(otherNode(), QueueOptions.defaults().withGlobalConcurrency(4));
+        second.start();
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured).containsExactly(4);
+        admin.setGlobalConcurrency("partner", 1, null);
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::cap).containsExactly(1);
+    }
+
+    @Test
+    void aCapTakesNoPrefetchAndBadValuesAreRefused() {
+        assertThat(QueueOptions.defaults().withGlobalConcurrency(5).mostPrefetched()).isZero();
+        assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5))
+                .hasMessageContaining("prefetch is not available with global-concurrency");
+        assertThatThrownBy(() -> QueueOptions.defaults().withGlobalConcurrency(-1))
+                .hasMessageContaining("global-concurrency");
+        assertThatThrownBy(() -> admin.setGlobalConcurrency("partner", 0, null))
+                .hasMessageContaining("at least 1");
+    }
+}
