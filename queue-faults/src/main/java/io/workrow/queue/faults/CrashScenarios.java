@@ -3,6 +3,7 @@ package io.workrow.queue.faults;
 import static io.workrow.queue.faults.FaultFleet.LEASE;
 import static io.workrow.queue.faults.FaultFleet.START;
 
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -35,6 +36,7 @@ final class CrashScenarios {
         scenarios.put("sigstop", this::pauseWorker);
         scenarios.put("long-jobs", this::longJobs);
         scenarios.put("sigterm", this::gracefulShutdown);
+        scenarios.put("capped-kill-9", this::killUnderACap);
         return scenarios;
     }
 
@@ -68,6 +70,56 @@ final class CrashScenarios {
         figures.put("held_at_kill_avg", Math.round(heldAtKill.stream().mapToLong(Long::longValue).average().orElse(0)));
         return figures;
     }
+
+    /**
+     * A cap of {@value #CAP} on three workers with 16 handlers each, and kill -9 of one while it runs
+     * capped jobs: from the ledger of every run's start and end (the database's clock; a killed
+     * run ends at the kill), no instant has more than the cap running, and the killed worker's
+     * slots come back when its leases do.
+     */
+    private Map<String, Object> killUnderACap() {
+        String prefix = "workrow.queues." + FaultWorker.CAPPED_QUEUE;
+        String[] capped = {prefix + ".concurrency=16", prefix + ".global-concurrency=" + CAP,
+                prefix + ".max-lease-expiries=50", prefix + ".backoff.initial=100ms", prefix + ".backoff.max=100ms"};
+        List<WorkerJvm> workers = new ArrayList<>();
+        for (String name : List.of("cap-1", "cap-2", "cap-3")) {
+            workers.add(fleet.start(name, 0, capped));
+        }
+        workers.forEach(worker -> worker.awaitStarted(START));
+        List<Long> ids = fleet.enqueueTo(FaultWorker.CAPPED_QUEUE, 300, 40);
+        WorkerJvm victim = workers.get(0);
+        Waits.until(Duration.ofMinutes(1), victim.name() + " to run capped jobs", () -> fleet.held(victim) >= 2);
+        long heldAtKill = fleet.held(victim);
+        victim.kill9();
+        Timestamp killedAt = jdbc.queryForObject("SELECT clock_timestamp()", Timestamp.class);
+        WorkerJvm replacement = fleet.start("cap-1-restart", 0, capped);
+        replacement.awaitStarted(START);
+        workers.set(0, replacement);
+        fleet.awaitCompleted(ids);
+        fleet.terminate(workers);
+        Map<String, Object> figures = checker.check(ids);
+        Long[] enqueued = ids.toArray(Long[]::new);
+        // Ends before starts at one instant: a slot freed and taken is not two at once.
+        Long most = jdbc.queryForObject("""
+                WITH runs AS (
+                    SELECT started_at, coalesce(ended_at, ?) AS ended_at FROM fault_run WHERE job_id = ANY (?)
+                ), events AS (
+                    SELECT started_at AS at, 1 AS delta FROM runs UNION ALL SELECT ended_at, -1 FROM runs
+                )
+                SELECT coalesce(max(running), 0) FROM (
+                    SELECT sum(delta) OVER (ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS running FROM events) AS e
+                """, Long.class, killedAt, enqueued);
+        figures.put("cap", (long) CAP);
+        figures.put("most_running_at_once", most);
+        figures.put("held_at_kill", heldAtKill);
+        figures.put("runs_cut_by_the_kill", jdbc.queryForObject(
+                "SELECT count(*) FROM fault_run WHERE ended_at IS NULL AND job_id = ANY (?)", Long.class,
+                (Object) enqueued));
+        return figures;
+    }
+
+    /** The cap of {@link #killUnderACap}. */
+    private static final int CAP = 5;
 
     /**
      * SIGSTOP one of two workers for three times its lease while it holds jobs, then SIGCONT: its

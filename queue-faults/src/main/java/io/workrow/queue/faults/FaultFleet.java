@@ -187,6 +187,15 @@ final class FaultFleet {
         return ids;
     }
 
+    /** Enqueues {@code jobs} jobs of {@code millis} to {@code queueName}. */
+    List<Long> enqueueTo(String queueName, int jobs, long millis) {
+        List<JobRequest> requests = new ArrayList<>();
+        for (int i = 0; i < jobs; i++) {
+            requests.add(JobRequest.of(queueName, new FaultWorker.Work(millis)));
+        }
+        return queue.enqueueAll(requests);
+    }
+
     long pending() {
         return jdbc.queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'pending'", Long.class);
     }

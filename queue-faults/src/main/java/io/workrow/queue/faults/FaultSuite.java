@@ -34,7 +34,7 @@ public final class FaultSuite {
     }
 
     /** Every scenario, by the name its figures carry. */
-    public static final List<String> SCENARIOS = List.of("kill-9", "sigstop", "long-jobs", "sigterm", "pg-restart",
+    public static final List<String> SCENARIOS = List.of("kill-9", "sigstop", "long-jobs", "sigterm", "capped-kill-9", "pg-restart",
             "listener", "pgbouncer", "poison", "idempotency", "clock-skew", "retry-storm", "held-xmin", "pool-exhaustion",
             "soak");
 

@@ -38,6 +38,8 @@ public class FaultWorker {
     public static final String PLAIN_QUEUE = "fault-plain";
     /** A queue whose handler fails every first attempt, as a dependency that is down does. */
     public static final String FLAKY_QUEUE = "fault-flaky";
+    /** A queue with a cluster-wide concurrency cap, whose handler records each run's start and end. */
+    public static final String CAPPED_QUEUE = "fault-capped";
     /** A queue whose handler takes every connection the pool has left, as a burst of requests does. */
     public static final String POOL_HOG_QUEUE = "fault-pool-hog";
 
@@ -84,6 +86,17 @@ public class FaultWorker {
         void plain(Work work, JobContext job) throws InterruptedException {
             recordInvocation(job);
             Thread.sleep(work.millis());
+        }
+
+        /** Records its run's start and end (the database's clock, each committed at once) around the work. */
+        @QueueHandler(CAPPED_QUEUE)
+        void capped(Work work, JobContext job) throws InterruptedException {
+            recordInvocation(job);
+            ownTransaction.executeWithoutResult(status -> jdbc.update(Ledgers.RECORD_RUN_START, job.id(),
+                    job.attempt(), pid));
+            Thread.sleep(work.millis());
+            ownTransaction.executeWithoutResult(status -> jdbc.update(Ledgers.RECORD_RUN_END, job.id(),
+                    job.attempt(), pid));
         }
 
         /** Fails the first attempt; the retry succeeds. */

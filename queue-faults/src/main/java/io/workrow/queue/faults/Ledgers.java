@@ -39,6 +39,16 @@ final class Ledgers {
             SELECT ?, ?, lease_token FROM workrow_job WHERE id = ?
             """;
 
+    /** Records a capped run's start: job id, attempt, worker pid. */
+    static final String RECORD_RUN_START = """
+            INSERT INTO fault_run (job_id, attempt, worker) VALUES (?, ?, ?)
+            """;
+
+    /** Records a capped run's end: job id, attempt, worker pid. */
+    static final String RECORD_RUN_END = """
+            UPDATE fault_run SET ended_at = clock_timestamp() WHERE job_id = ? AND attempt = ? AND worker = ?
+            """;
+
     /** Records that the application now holds {@code connections}, all its pool would give: job id, count. */
     static final String RECORD_POOL_HELD = """
             INSERT INTO fault_pool_hold (job_id, connections) VALUES (?, ?)
@@ -58,6 +68,13 @@ final class Ledgers {
                 token bigint,
                 leased boolean NOT NULL,
                 invoked_at timestamptz NOT NULL DEFAULT clock_timestamp()
+            );
+            CREATE TABLE IF NOT EXISTS fault_run (
+                job_id bigint NOT NULL,
+                attempt int NOT NULL,
+                worker bigint NOT NULL,
+                started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                ended_at timestamptz
             );
             CREATE TABLE IF NOT EXISTS fault_effect (
                 job_id bigint NOT NULL,
@@ -152,7 +169,7 @@ final class Ledgers {
 
     /** Empties the ledgers and the job table, for the next scenario. */
     static void clear(JdbcTemplate jdbc) {
-        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold");
+        jdbc.execute("TRUNCATE fault_invocation, fault_effect, fault_lease, fault_pool_hold, fault_run");
         jdbc.execute("TRUNCATE fault_claim, " + String.join(", ", WriteOnceStore.JOB_TABLES));
     }
 }

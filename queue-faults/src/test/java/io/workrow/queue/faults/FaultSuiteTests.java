@@ -41,6 +41,16 @@ class FaultSuiteTests {
     }
 
     @Test
+    void aCapOfFiveHoldsAcrossThreeWorkersWhileOneIsKilled() {
+        Map<String, Object> figures = run("capped-kill-9");
+        assertThat((long) figures.get("most_running_at_once")).as("never more than the cap running")
+                .isLessThanOrEqualTo((long) figures.get("cap"))
+                .as("and the cap used by the workers together").isGreaterThanOrEqualTo(3);
+        assertThat((long) figures.get("held_at_kill")).as("the kill hit a worker running capped jobs").isPositive();
+        assertThat((long) figures.get("leases_swept")).as("its slots came back with its leases").isPositive();
+    }
+
+    @Test
     void aFrozenWorkersLateResultsAreRefused() {
         Map<String, Object> figures = run("sigstop", "invocations_without_lease");
         // A handler thread frozen after the runtime's last look at its lease and before the
