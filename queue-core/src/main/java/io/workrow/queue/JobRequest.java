@@ -36,10 +36,11 @@ public final class JobRequest {
     private final List<Long> afterSettled;
     private final Instant expiresAt;
     private final Duration timeout;
+    private final KeyScope keyScope;
 
     private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
             Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey, List<Long> after,
-            List<Long> afterSettled, Instant expiresAt, Duration timeout) {
+            List<Long> afterSettled, Instant expiresAt, Duration timeout, KeyScope keyScope) {
         this.queue = queue;
         this.payload = payload;
         this.partitionKey = partitionKey;
@@ -53,32 +54,46 @@ public final class JobRequest {
         this.afterSettled = afterSettled;
         this.expiresAt = expiresAt;
         this.timeout = timeout;
+        this.keyScope = keyScope;
     }
 
     /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
     public static JobRequest of(String queue, Object payload) {
         Objects.requireNonNull(queue, "queue");
         Objects.requireNonNull(payload, "payload");
-        return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of(), null, null);
+        return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of(), null, null,
+                KeyScope.WHILE_RETAINED);
     }
 
     /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
     public JobRequest partitionKey(String partitionKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
-    /** At most one job per key and queue exists; enqueueing the key again returns the first job's id. */
+    /**
+     * At most one job per key and queue exists while its history is kept
+     * ({@link KeyScope#WHILE_RETAINED}); enqueueing the key again returns the first job's id.
+     */
     public JobRequest idempotencyKey(String idempotencyKey) {
+        return idempotencyKey(idempotencyKey, KeyScope.WHILE_RETAINED);
+    }
+
+    /**
+     * At most one job per key and queue within {@code scope}: enqueueing the key again returns the
+     * id of the job that has it while that job is within the scope (not started, not ended, or
+     * kept), and otherwise makes a new job, which takes the key over.
+     */
+    public JobRequest idempotencyKey(String idempotencyKey, KeyScope scope) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, Objects.requireNonNull(scope, "scope"));
     }
 
     /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
     public JobRequest runAt(Instant runAt) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey,
                 Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey, after, afterSettled,
-                expiresAt, timeout);
+                expiresAt, timeout, keyScope);
     }
 
     /**
@@ -90,7 +105,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
     /** Lower runs first; default 0. Between -32768 and 32767. */
@@ -100,7 +115,7 @@ public final class JobRequest {
                     + Short.MAX_VALUE + ", was " + priority);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
     /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
@@ -109,7 +124,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
     /**
@@ -121,7 +136,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("fairnessKey must not be blank");
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
     /**
@@ -134,7 +149,7 @@ public final class JobRequest {
      */
     public JobRequest after(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, joined(after, ids), afterSettled, expiresAt, timeout);
+                fairnessKey, joined(after, ids), afterSettled, expiresAt, timeout, keyScope);
     }
 
     /**
@@ -144,7 +159,7 @@ public final class JobRequest {
      */
     public JobRequest afterSettled(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, joined(afterSettled, ids), expiresAt, timeout);
+                fairnessKey, after, joined(afterSettled, ids), expiresAt, timeout, keyScope);
     }
 
     /**
@@ -160,7 +175,7 @@ public final class JobRequest {
                     + expiresAt);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, Objects.requireNonNull(expiresAt, "expiresAt"), timeout);
+                fairnessKey, after, afterSettled, Objects.requireNonNull(expiresAt, "expiresAt"), timeout, keyScope);
     }
 
     /**
@@ -172,7 +187,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("timeout must be between 1 ms and " + MAX_TIMEOUT + ", was " + timeout);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
     }
 
     private static List<Long> joined(List<Long> listed, long... ids) {
@@ -238,6 +253,11 @@ public final class JobRequest {
         return afterSettled;
     }
 
+    /** How long the idempotency key holds ({@link #idempotencyKey(String, KeyScope)}). */
+    public KeyScope keyScope() {
+        return keyScope;
+    }
+
     /** The deadline ({@link #expiresAt(Instant)}), or {@code null} for none. */
     public Instant expiresAt() {
         return expiresAt;
@@ -252,7 +272,8 @@ public final class JobRequest {
     public String toString() {
         // Never the payload: it may hold personal data.
         return "JobRequest[queue=" + queue + ", partitionKey=" + partitionKey + ", idempotencyKey="
-                + idempotencyKey + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey)
+                + idempotencyKey + (keyScope == KeyScope.WHILE_RETAINED ? "" : " " + keyScope)
+                + (fairnessKey == null ? "" : ", fairnessKey=" + fairnessKey)
                 + (after.isEmpty() ? "" : ", after=" + after)
                 + (afterSettled.isEmpty() ? "" : ", afterSettled=" + afterSettled)
                 + (expiresAt == null ? "" : ", expiresAt=" + expiresAt) + (timeout == null ? "" : ", timeout=" + timeout)

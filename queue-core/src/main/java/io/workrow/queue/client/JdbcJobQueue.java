@@ -114,6 +114,7 @@ public final class JdbcJobQueue implements JobQueue {
         return new NewJob(queue, request.partitionKey(), PartitionBuckets.of(request.partitionKey()),
                 request.priority(), request.idempotencyKey(), payload, headersJson, request.runAt(),
                 delayMillis, maxAttempts, request.fairnessKey(), request.after(), request.afterSettled(),
-                request.expiresAt(), request.timeout() == null ? null : request.timeout().toMillis());
+                request.expiresAt(), request.timeout() == null ? null : request.timeout().toMillis(),
+                request.keyScope());
     }
 }

@@ -547,6 +547,38 @@ final class JobSql {
                 )""".replace("{source}", source);
     }
 
+    /**
+     * Frees the keys ({@code ?::text[]} queues and keys, with the scope of the enqueue that wants
+     * each, 'waiting' or 'active') whose job is no longer within that scope: not waiting (not in
+     * ready, scheduled or waiting), or, for 'active', not running either (no open position holds
+     * it). The key's row is deleted under its lock, so of two enqueues that want one key only the
+     * first frees it; the other finds the first's new job. Returns the keys freed.
+     */
+    static final String JOB_KEYS_RELEASE = """
+            WITH wanted AS (
+                SELECT * FROM unnest(?::text[], ?::text[], ?::text[]) AS wanted(queue, idempotency_key, scope)
+            ), held AS MATERIALIZED (
+                SELECT job_key.queue, job_key.idempotency_key, job_key.job_id, wanted.scope
+                FROM {job_key} AS job_key
+                JOIN wanted ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
+            ), still_held AS (
+                SELECT held.job_id FROM held
+                WHERE EXISTS (SELECT 1 FROM {ready} WHERE id = held.job_id)
+                   OR EXISTS (SELECT 1 FROM {scheduled} WHERE id = held.job_id)
+                   OR EXISTS (SELECT 1 FROM {waiting} WHERE id = held.job_id)
+                   OR (held.scope = 'active'
+                       AND EXISTS (SELECT 1 FROM {claim} AS claim, unnest(claim.ids) WITH ORDINALITY AS open(id, position)
+                                   WHERE claim.ids @> ARRAY[held.job_id] AND open.id = held.job_id
+                                     AND get_bit(claim.settled, open.position::int - 1) = 0
+                                     AND get_bit(claim.dropped, open.position::int - 1) = 0))
+            )
+            DELETE FROM {job_key} AS job_key
+            USING held
+            WHERE job_key.queue = held.queue AND job_key.idempotency_key = held.idempotency_key
+              AND job_key.job_id = held.job_id AND held.job_id NOT IN (SELECT job_id FROM still_held)
+            RETURNING job_key.queue, job_key.idempotency_key
+            """;
+
     /** Ids of existing jobs by (queue, idempotency key), in a snapshot of its own. */
     static final String JOB_FIND_BY_IDEMPOTENCY_KEYS = """
             SELECT job_key.job_id AS id, job_key.queue, job_key.idempotency_key

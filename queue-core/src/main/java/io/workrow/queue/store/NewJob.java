@@ -1,5 +1,6 @@
 package io.workrow.queue.store;
 
+import io.workrow.queue.KeyScope;
 import java.time.Instant;
 import java.util.List;
 
@@ -12,6 +13,7 @@ import java.util.List;
  * @param afterSettled the jobs it waits to end, however they end (empty: none)
  * @param expiresAt the job's deadline: no attempt starts at or after it ({@code null}: none)
  * @param timeoutMillis the job's own handler timeout in milliseconds ({@code null}: its queue's)
+ * @param keyScope how long its idempotency key holds against the job that has it now
  */
 public record NewJob(
         String queue,
@@ -28,9 +30,11 @@ public record NewJob(
         List<Long> after,
         List<Long> afterSettled,
         Instant expiresAt,
-        Long timeoutMillis) {
+        Long timeoutMillis,
+        KeyScope keyScope) {
 
     public NewJob {
+        keyScope = keyScope == null ? KeyScope.WHILE_RETAINED : keyScope;
         after = after == null ? List.of() : List.copyOf(after);
         afterSettled = afterSettled == null ? List.of() : List.copyOf(afterSettled);
     }
@@ -40,7 +44,7 @@ public record NewJob(
             String payloadJson, String headersJson, Instant runAt, long delayMillis, int maxAttempts,
             String fairnessKey, List<Long> after, List<Long> afterSettled) {
         this(queue, partitionKey, partitionBucket, priority, idempotencyKey, payloadJson, headersJson, runAt,
-                delayMillis, maxAttempts, fairnessKey, after, afterSettled, null, null);
+                delayMillis, maxAttempts, fairnessKey, after, afterSettled, null, null, KeyScope.WHILE_RETAINED);
     }
 
     /** A job that waits for no other. */
@@ -49,6 +53,11 @@ public record NewJob(
             String fairnessKey) {
         this(queue, partitionKey, partitionBucket, priority, idempotencyKey, payloadJson, headersJson, runAt,
                 delayMillis, maxAttempts, fairnessKey, List.of(), List.of());
+    }
+
+    /** Whether its key, when taken, may be taken over from a job no longer within this job's scope. */
+    public boolean keyMayMove() {
+        return idempotencyKey != null && keyScope != KeyScope.WHILE_RETAINED;
     }
 
     /** Whether it waits for other jobs. */

@@ -82,6 +82,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     /** The moves that make jobs terminal and the settle of their dependents, committed together. */
     private final org.springframework.transaction.support.TransactionTemplate settling;
     private final String capLock;
+    private final String keysRelease;
     private final org.springframework.transaction.support.TransactionTemplate capped;
     private final String capRunning;
     private final String findByIdempotencyKeys;
@@ -159,6 +160,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.batchInsertManyAfter = JobSql.renderForBatch(JobSql.JOB_INSERT_MANY_AFTER, schema);
         this.settling = new org.springframework.transaction.support.TransactionTemplate(
                 new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
+        this.keysRelease = JobSql.render(JobSql.JOB_KEYS_RELEASE, schema);
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
         this.capLock = JobSql.render(CapSql.CAP_LOCK, schema);
         // The count after the lock must see every claim committed before it: READ COMMITTED, whatever
@@ -415,6 +417,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         Long[] ids = new Long[jobs.size()];
         insertFresh(jobs, null, ids);
+        takeOverKeys(jobs, ids);
         List<NewJob> taken = new ArrayList<>();
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] == null) {
@@ -437,6 +440,50 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             }
         }
         return List.of(ids);
+    }
+
+    /**
+     * For the jobs whose keys were taken ({@code ids} null) and whose scope lets a key move
+     * ({@code KeyScope.WHILE_WAITING}, {@code WHILE_ACTIVE}): frees the keys whose jobs are past that
+     * scope ({@link JobSql#JOB_KEYS_RELEASE}) and inserts those jobs again, which now take them.
+     * A key another enqueue took meanwhile is left to the lookup that follows.
+     */
+    private void takeOverKeys(List<NewJob> jobs, Long[] ids) {
+        List<Integer> movable = new ArrayList<>();
+        for (int i = 0; i < ids.length; i++) {
+            if (ids[i] == null && jobs.get(i).keyMayMove()) {
+                movable.add(i);
+            }
+        }
+        if (movable.isEmpty()) {
+            return;
+        }
+        List<NewJob> wanting = movable.stream().map(jobs::get).toList();
+        Set<List<String>> freed = new java.util.HashSet<>();
+        jdbc.query(arrays(keysRelease,
+                column(wanting, "text", NewJob::queue),
+                column(wanting, "text", NewJob::idempotencyKey),
+                column(wanting, "text", job -> job.keyScope() == io.workrow.queue.KeyScope.WHILE_WAITING
+                        ? "waiting" : "active")),
+                rs -> {
+                    freed.add(List.of(rs.getString("queue"), rs.getString("idempotency_key")));
+                });
+        List<Integer> again = new ArrayList<>();
+        for (int index : movable) {
+            NewJob job = jobs.get(index);
+            // One new job per freed key: the first request of the call that wants it.
+            if (freed.remove(List.of(job.queue(), job.idempotencyKey()))) {
+                again.add(index);
+            }
+        }
+        if (again.isEmpty()) {
+            return;
+        }
+        Long[] newIds = new Long[again.size()];
+        insertFresh(again.stream().map(jobs::get).toList(), null, newIds);
+        for (int i = 0; i < again.size(); i++) {
+            ids[again.get(i)] = newIds[i];
+        }
     }
 
     /**

@@ -1,0 +1,177 @@
+package io.workrow.queue.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.workrow.queue.JobRequest;
+import io.workrow.queue.KeyScope;
+import io.workrow.queue.client.JdbcJobQueue;
+import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.PositionEnd;
+import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * {@code KeyScope}: an idempotency key holds while its job waits, while it has not ended, or while
+ * it is kept; past its scope the key makes a new job, which takes it over. Under producers racing
+ * for one key while workers start and end its jobs, never two jobs within the scope at once.
+ */
+class KeyScopeTests {
+
+    @RegisterExtension
+    static final WorkrowTestDatabase database = new WorkrowTestDatabase();
+
+    private final JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+    private WorkerRuntime runtime;
+
+    record Refresh(int n) {
+    }
+
+    @BeforeEach
+    void cleanUp() {
+        database.deleteAllJobs();
+    }
+
+    @AfterEach
+    void stop() {
+        if (runtime != null) {
+            runtime.stop();
+        }
+    }
+
+    private long enqueue(KeyScope scope, int n) {
+        return jobQueue.enqueue(JobRequest.of("refresh", new Refresh(n)).idempotencyKey("account-7", scope));
+    }
+
+    private ClaimedPosition claim() {
+        List<ClaimedPosition> claimed = database.store().claims().claim("refresh", "test", 1, Duration.ofMinutes(1),
+                false);
+        assertThat(claimed).hasSize(1);
+        return claimed.get(0);
+    }
+
+    private void complete(ClaimedPosition job) {
+        database.store().claims().endMany(List.of(PositionEnd.completed(job)));
+    }
+
+    @Test
+    void whileRetainedTheKeyHoldsAfterItsJobCompleted() {
+        long first = enqueue(KeyScope.WHILE_RETAINED, 1);
+        complete(claim());
+
+        assertThat(enqueue(KeyScope.WHILE_RETAINED, 2)).isEqualTo(first);
+        assertThat(jobQueue.enqueue(JobRequest.of("refresh", new Refresh(3)).idempotencyKey("account-7")))
+                .as("the default").isEqualTo(first);
+    }
+
+    @Test
+    void whileWaitingTheKeyIsFreeOnceItsJobStarted() {
+        long first = enqueue(KeyScope.WHILE_WAITING, 1);
+        assertThat(enqueue(KeyScope.WHILE_WAITING, 2)).as("still waiting").isEqualTo(first);
+
+        ClaimedPosition running = claim();
+        long second = enqueue(KeyScope.WHILE_WAITING, 3);
+        assertThat(second).as("its job started: a new job").isNotEqualTo(first);
+        assertThat(enqueue(KeyScope.WHILE_WAITING, 4)).as("the new job waits").isEqualTo(second);
+        complete(running);
+
+        assertThat(database.jdbc().queryForObject("SELECT job_id FROM workrow_job_key WHERE idempotency_key = ?",
+                Long.class, "account-7")).isEqualTo(second);
+        assertThat(database.jdbc().queryForObject("SELECT payload ->> 'n' FROM workrow_job WHERE id = ?",
+                String.class, second)).as("the first request that found the key free").isEqualTo("3");
+    }
+
+    @Test
+    void whileActiveTheKeyHoldsWhileItsJobRunsAndIsFreeOnceItEnded() {
+        long first = enqueue(KeyScope.WHILE_ACTIVE, 1);
+        ClaimedPosition running = claim();
+        assertThat(enqueue(KeyScope.WHILE_ACTIVE, 2)).as("running").isEqualTo(first);
+
+        complete(running);
+        long second = enqueue(KeyScope.WHILE_ACTIVE, 3);
+        assertThat(second).as("ended: a new job").isNotEqualTo(first);
+
+        database.store().claims().endMany(List.of(PositionEnd.discarded(claim(), "gone")));
+        long third = enqueue(KeyScope.WHILE_ACTIVE, 4);
+        assertThat(third).as("dead is ended").isNotEqualTo(second);
+        assertThat(enqueue(KeyScope.WHILE_RETAINED, 5)).as("a retained enqueue never moves the key")
+                .isEqualTo(third);
+    }
+
+    @Test
+    void producersRacingForOneKeyWhileWorkersStartItsJobsNeverMakeTwoWaitingJobs() throws Exception {
+        raceFor(KeyScope.WHILE_WAITING, "'pending', 'scheduled', 'waiting'");
+    }
+
+    @Test
+    void producersRacingForOneKeyWhileWorkersRunItsJobsNeverMakeTwoActiveJobs() throws Exception {
+        raceFor(KeyScope.WHILE_ACTIVE, "'pending', 'scheduled', 'waiting', 'running'");
+    }
+
+    /**
+     * Four producers enqueue one key in transactions of their own, 150 times each, while a runtime
+     * runs the key's jobs (3 ms each); a sampler counts the key's jobs within the scope meanwhile.
+     */
+    private void raceFor(KeyScope scope, String statuses) throws Exception {
+        runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())
+                .handler("refresh", Refresh.class, (refresh, job) -> Thread.sleep(3), QueueOptions.defaults())
+                .build();
+        runtime.start();
+        TransactionTemplate transaction = new TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(database.dataSource()));
+        AtomicBoolean producing = new AtomicBoolean(true);
+        AtomicInteger mostWithin = new AtomicInteger();
+        AtomicInteger samples = new AtomicInteger();
+        ExecutorService threads = Executors.newFixedThreadPool(5);
+        try {
+            Future<?> sampler = threads.submit(() -> {
+                while (producing.get()) {
+                    Integer within = database.jdbc().queryForObject("SELECT count(*) FROM workrow_job"
+                            + " WHERE idempotency_key = 'account-7' AND status IN (" + statuses + ")", Integer.class);
+                    mostWithin.accumulateAndGet(within, Math::max);
+                    samples.incrementAndGet();
+                }
+                return null;
+            });
+            List<Future<?>> producers = new ArrayList<>();
+            for (int p = 0; p < 4; p++) {
+                int producer = p;
+                producers.add(threads.submit(() -> {
+                    for (int i = 0; i < 150; i++) {
+                        int n = producer * 1000 + i;
+                        transaction.executeWithoutResult(status -> enqueue(scope, n));
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> producer : producers) {
+                producer.get(60, TimeUnit.SECONDS);
+            }
+            producing.set(false);
+            sampler.get(10, TimeUnit.SECONDS);
+        } finally {
+            producing.set(false);
+            threads.shutdownNow();
+        }
+
+        assertThat(samples.get()).as("sampled while racing").isGreaterThan(20);
+        assertThat(mostWithin.get()).as("never two jobs of the key within " + scope).isLessThanOrEqualTo(1);
+        int jobs = database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE idempotency_key = 'account-7'",
+                Integer.class);
+        assertThat(jobs).as("the key moved on as its jobs " + (scope == KeyScope.WHILE_WAITING ? "started" : "ended"))
+                .isGreaterThan(1).isLessThan(600);
+    }
+}
