@@ -37,10 +37,11 @@ public final class JobRequest {
     private final Instant expiresAt;
     private final Duration timeout;
     private final KeyScope keyScope;
+    private final boolean replaceWaiting;
 
     private JobRequest(String queue, Object payload, String partitionKey, String idempotencyKey,
             Instant runAt, Duration delay, int priority, Integer maxAttempts, String fairnessKey, List<Long> after,
-            List<Long> afterSettled, Instant expiresAt, Duration timeout, KeyScope keyScope) {
+            List<Long> afterSettled, Instant expiresAt, Duration timeout, KeyScope keyScope, boolean replaceWaiting) {
         this.queue = queue;
         this.payload = payload;
         this.partitionKey = partitionKey;
@@ -55,6 +56,7 @@ public final class JobRequest {
         this.expiresAt = expiresAt;
         this.timeout = timeout;
         this.keyScope = keyScope;
+        this.replaceWaiting = replaceWaiting;
     }
 
     /** A request to run {@code payload} on {@code queue} as soon as a worker is free. */
@@ -62,13 +64,13 @@ public final class JobRequest {
         Objects.requireNonNull(queue, "queue");
         Objects.requireNonNull(payload, "payload");
         return new JobRequest(queue, payload, null, null, null, null, 0, null, null, List.of(), List.of(), null, null,
-                KeyScope.WHILE_RETAINED);
+                KeyScope.WHILE_RETAINED, false);
     }
 
     /** Groups related jobs (e.g. {@code order:9182}); also decides the job's partition bucket. */
     public JobRequest partitionKey(String partitionKey) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -86,14 +88,14 @@ public final class JobRequest {
      */
     public JobRequest idempotencyKey(String idempotencyKey, KeyScope scope) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, Objects.requireNonNull(scope, "scope"));
+                fairnessKey, after, afterSettled, expiresAt, timeout, Objects.requireNonNull(scope, "scope"), replaceWaiting);
     }
 
     /** Runs no earlier than {@code runAt}. Replaces any {@link #delay(Duration)}. */
     public JobRequest runAt(Instant runAt) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey,
                 Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, fairnessKey, after, afterSettled,
-                expiresAt, timeout, keyScope);
+                expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -105,7 +107,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("delay must not be negative, was " + delay);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, null, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /** Lower runs first; default 0. Between -32768 and 32767. */
@@ -115,7 +117,7 @@ public final class JobRequest {
                     + Short.MAX_VALUE + ", was " + priority);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /** How many attempts the job gets before it is dead; defaults to the queue's setting. */
@@ -124,7 +126,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("maxAttempts must be at least 1, was " + maxAttempts);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -136,7 +138,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("fairnessKey must not be blank");
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -149,7 +151,7 @@ public final class JobRequest {
      */
     public JobRequest after(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, joined(after, ids), afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, joined(after, ids), afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -159,7 +161,7 @@ public final class JobRequest {
      */
     public JobRequest afterSettled(long... ids) {
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, joined(afterSettled, ids), expiresAt, timeout, keyScope);
+                fairnessKey, after, joined(afterSettled, ids), expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -175,7 +177,7 @@ public final class JobRequest {
                     + expiresAt);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, Objects.requireNonNull(expiresAt, "expiresAt"), timeout, keyScope);
+                fairnessKey, after, afterSettled, Objects.requireNonNull(expiresAt, "expiresAt"), timeout, keyScope, replaceWaiting);
     }
 
     /**
@@ -187,7 +189,7 @@ public final class JobRequest {
             throw new IllegalArgumentException("timeout must be between 1 ms and " + MAX_TIMEOUT + ", was " + timeout);
         }
         return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
-                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope);
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, replaceWaiting);
     }
 
     private static List<Long> joined(List<Long> listed, long... ids) {
@@ -251,6 +253,24 @@ public final class JobRequest {
     /** The jobs this one waits to end ({@link #afterSettled(long...)}), in the order named; empty for none. */
     public List<Long> afterSettled() {
         return afterSettled;
+    }
+
+    /**
+     * Debounce: when a job of this request's idempotency key has not started yet (pending,
+     * scheduled, or waiting for other jobs), the enqueue replaces that job's payload, headers and
+     * due time and returns its id, instead of leaving the first request's. When the key's job has
+     * started, the enqueue makes a new job, which takes the key over (as
+     * {@link KeyScope#WHILE_WAITING}): the latest request always runs after the latest enqueue.
+     * Needs an idempotency key.
+     */
+    public JobRequest replaceWaiting() {
+        return new JobRequest(queue, payload, partitionKey, idempotencyKey, runAt, delay, priority, maxAttempts,
+                fairnessKey, after, afterSettled, expiresAt, timeout, keyScope, true);
+    }
+
+    /** Whether the enqueue replaces the key's waiting job ({@link #replaceWaiting()}). */
+    public boolean replacesWaiting() {
+        return replaceWaiting;
     }
 
     /** How long the idempotency key holds ({@link #idempotencyKey(String, KeyScope)}). */

@@ -31,7 +31,14 @@ final class JdbcJobBatch implements JobBatch {
 
     @Override
     public JobBatch add(JobRequest member) {
-        members.add(Objects.requireNonNull(member, "member"));
+        Objects.requireNonNull(member, "member");
+        if (member.replacesWaiting() || member.keyScope() != io.workrow.queue.KeyScope.WHILE_RETAINED) {
+            // A member counts in its batch once: it cannot become another job's replacement, nor
+            // hand its key to a job outside the batch.
+            throw new IllegalArgumentException("batch member " + member + " replaces a waiting job or scopes its"
+                    + " key: a batch's members keep their keys while they are kept");
+        }
+        members.add(member);
         return this;
     }
 

@@ -108,6 +108,10 @@ public final class JdbcJobQueue implements JobQueue {
             throw new IllegalArgumentException("Job for queue '" + queue + "' expires at " + request.expiresAt()
                     + ", not after its runAt " + request.runAt() + ": it could never start");
         }
+        if (request.replacesWaiting() && request.idempotencyKey() == null) {
+            throw new IllegalArgumentException("replaceWaiting() on queue '" + queue + "' needs an idempotency key:"
+                    + " it replaces the waiting job of that key");
+        }
         int maxAttempts = request.maxAttempts() != null
                 ? request.maxAttempts() : maxAttemptsOfQueue.applyAsInt(queue);
         long delayMillis = request.delay() == null ? 0 : request.delay().toMillis();
@@ -115,6 +119,6 @@ public final class JdbcJobQueue implements JobQueue {
                 request.priority(), request.idempotencyKey(), payload, headersJson, request.runAt(),
                 delayMillis, maxAttempts, request.fairnessKey(), request.after(), request.afterSettled(),
                 request.expiresAt(), request.timeout() == null ? null : request.timeout().toMillis(),
-                request.keyScope());
+                request.keyScope(), request.replacesWaiting());
     }
 }

@@ -552,7 +552,9 @@ final class JobSql {
      * each, 'waiting' or 'active') whose job is no longer within that scope: not waiting (not in
      * ready, scheduled or waiting), or, for 'active', not running either (no open position holds
      * it). The key's row is deleted under its lock, so of two enqueues that want one key only the
-     * first frees it; the other finds the first's new job. Returns the keys freed.
+     * first frees it. Returns each key wanted with {@code freed}: true when this statement freed it,
+     * false when its job was past the scope but another enqueue changed the key first (its new job
+     * is to be looked at again, once that enqueue has committed); keys still held are not returned.
      */
     static final String JOB_KEYS_RELEASE = """
             WITH wanted AS (
@@ -562,21 +564,106 @@ final class JobSql {
                 FROM {job_key} AS job_key
                 JOIN wanted ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
             ), still_held AS (
+                SELECT id AS job_id FROM {ready} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                UNION ALL
+                SELECT id FROM {scheduled} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                UNION ALL
+                SELECT id FROM {waiting} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                UNION ALL
                 SELECT held.job_id FROM held
-                WHERE EXISTS (SELECT 1 FROM {ready} WHERE id = held.job_id)
-                   OR EXISTS (SELECT 1 FROM {scheduled} WHERE id = held.job_id)
-                   OR EXISTS (SELECT 1 FROM {waiting} WHERE id = held.job_id)
-                   OR (held.scope = 'active'
-                       AND EXISTS (SELECT 1 FROM {claim} AS claim, unnest(claim.ids) WITH ORDINALITY AS open(id, position)
-                                   WHERE claim.ids @> ARRAY[held.job_id] AND open.id = held.job_id
-                                     AND get_bit(claim.settled, open.position::int - 1) = 0
-                                     AND get_bit(claim.dropped, open.position::int - 1) = 0))
+                WHERE held.scope = 'active'
+                  AND EXISTS (SELECT 1 FROM {claim} AS claim, unnest(claim.ids) WITH ORDINALITY AS open(id, position)
+                              WHERE claim.ids @> ARRAY[held.job_id] AND open.id = held.job_id
+                                AND get_bit(claim.settled, open.position::int - 1) = 0
+                                AND get_bit(claim.dropped, open.position::int - 1) = 0)
+            ), freed AS (
+                DELETE FROM {job_key} AS job_key
+                USING held
+                WHERE job_key.queue = held.queue AND job_key.idempotency_key = held.idempotency_key
+                  AND job_key.job_id = held.job_id AND held.job_id NOT IN (SELECT job_id FROM still_held)
+                RETURNING job_key.queue, job_key.idempotency_key
             )
-            DELETE FROM {job_key} AS job_key
-            USING held
-            WHERE job_key.queue = held.queue AND job_key.idempotency_key = held.idempotency_key
-              AND job_key.job_id = held.job_id AND held.job_id NOT IN (SELECT job_id FROM still_held)
-            RETURNING job_key.queue, job_key.idempotency_key
+            SELECT queue, idempotency_key, true AS freed FROM freed
+            UNION ALL
+            SELECT held.queue, held.idempotency_key, false
+            FROM held
+            WHERE held.job_id NOT IN (SELECT job_id FROM still_held)
+              AND (held.queue, held.idempotency_key) NOT IN (SELECT queue, idempotency_key FROM freed)
+            """;
+
+    /**
+     * Replaces, for each (queue, key) given ({@code ?::text[]} queues, keys, payloads, headers, due
+     * times or delays, and the input's position), the payload, headers and due time of the key's job
+     * while it has not started: its ready or scheduled row is taken (waiting, under its lock, for a
+     * claim that holds it: a job claimed meanwhile has started, and is left alone) and written again
+     * where the new due time puts it; a job waiting for others keeps its home with the new due time.
+     * The key's row must be locked by an earlier statement of the transaction
+     * ({@link #JOB_KEYS_LOCK}): this statement's snapshot is then taken after the replacement
+     * before it committed, and sees the rows that one wrote. Returns the jobs replaced, with the
+     * input's position.
+     */
+    static final String JOB_REPLACE_WAITING = """
+            WITH wanted AS (
+                SELECT *, coalesce(at::timestamptz,
+                                   statement_timestamp() + coalesce(delay_ms, 0) * interval '1 millisecond') AS run_at
+                FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::int[])
+                     AS wanted(queue, idempotency_key, payload, headers, at, delay_ms, ord)
+            ), held AS MATERIALIZED (
+                SELECT job_key.job_id, wanted.*
+                FROM {job_key} AS job_key
+                JOIN wanted ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
+            ), from_ready AS (
+                DELETE FROM {ready} AS ready WHERE ready.id = ANY (ARRAY(SELECT job_id FROM held))
+                RETURNING ready.*
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} AS scheduled WHERE scheduled.id = ANY (ARRAY(SELECT job_id FROM held))
+                RETURNING scheduled.*
+            ), moved AS MATERIALIZED (
+                SELECT moved.id, moved.queue, moved.priority, held.run_at, moved.attempts, moved.max_attempts,
+                       moved.expiries, moved.partition_key, moved.partition_bucket, moved.fairness_key,
+                       moved.last_error, moved.last_error_at, moved.claimed_by, moved.waited_on, moved.snoozes, held.ord
+                FROM (SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled) AS moved
+                JOIN held ON held.job_id = moved.id
+            ), from_waiting AS (
+                UPDATE {waiting} AS waiting SET run_at = held.run_at
+                FROM held WHERE waiting.id = ANY (ARRAY(SELECT job_id FROM held)) AND waiting.id = held.job_id
+                RETURNING waiting.id, held.ord
+            ), replaced AS MATERIALIZED (
+                SELECT id, ord FROM moved UNION ALL SELECT id, ord FROM from_waiting
+            ), data AS (
+                UPDATE {job_data} AS data SET payload = held.payload::jsonb, headers = held.headers::jsonb
+                FROM held
+                WHERE data.id = ANY (ARRAY(SELECT id FROM replaced)) AND data.id = held.job_id
+            ), to_ready AS (
+                INSERT INTO {ready} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                     partition_bucket, fairness_key, last_error, last_error_at, claimed_by, waited_on,
+                                     snoozes)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key, partition_bucket,
+                       fairness_key, last_error, last_error_at, claimed_by, waited_on, snoozes
+                FROM moved WHERE run_at <= statement_timestamp()
+            ), to_scheduled AS (
+                INSERT INTO {scheduled} (id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key,
+                                         partition_bucket, fairness_key, last_error, last_error_at, claimed_by,
+                                         waited_on, snoozes)
+                SELECT id, queue, priority, run_at, attempts, max_attempts, expiries, partition_key, partition_bucket,
+                       fairness_key, last_error, last_error_at, claimed_by, waited_on, snoozes
+                FROM moved WHERE run_at > statement_timestamp()
+            )
+            SELECT id, ord FROM replaced
+            """;
+
+    /**
+     * Locks the rows of the keys given ({@code ?::text[]} queues and keys), in key order, until the
+     * transaction ends: the replacements of one key take turns, each in a snapshot taken after
+     * the one before it committed.
+     */
+    static final String JOB_KEYS_LOCK = """
+            SELECT job_key.job_id
+            FROM {job_key} AS job_key
+            JOIN unnest(?::text[], ?::text[]) AS wanted(queue, idempotency_key)
+              ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
+            ORDER BY job_key.queue, job_key.idempotency_key
+            FOR UPDATE OF job_key
             """;
 
     /** Ids of existing jobs by (queue, idempotency key), in a snapshot of its own. */

@@ -14,6 +14,8 @@ import java.util.List;
  * @param expiresAt the job's deadline: no attempt starts at or after it ({@code null}: none)
  * @param timeoutMillis the job's own handler timeout in milliseconds ({@code null}: its queue's)
  * @param keyScope how long its idempotency key holds against the job that has it now
+ * @param replaceWaiting whether it replaces the payload and due time of its key's job while that job
+ *     waits (and takes the key over once that job has started)
  */
 public record NewJob(
         String queue,
@@ -31,7 +33,8 @@ public record NewJob(
         List<Long> afterSettled,
         Instant expiresAt,
         Long timeoutMillis,
-        KeyScope keyScope) {
+        KeyScope keyScope,
+        boolean replaceWaiting) {
 
     public NewJob {
         keyScope = keyScope == null ? KeyScope.WHILE_RETAINED : keyScope;
@@ -44,7 +47,8 @@ public record NewJob(
             String payloadJson, String headersJson, Instant runAt, long delayMillis, int maxAttempts,
             String fairnessKey, List<Long> after, List<Long> afterSettled) {
         this(queue, partitionKey, partitionBucket, priority, idempotencyKey, payloadJson, headersJson, runAt,
-                delayMillis, maxAttempts, fairnessKey, after, afterSettled, null, null, KeyScope.WHILE_RETAINED);
+                delayMillis, maxAttempts, fairnessKey, after, afterSettled, null, null, KeyScope.WHILE_RETAINED,
+                false);
     }
 
     /** A job that waits for no other. */
@@ -57,7 +61,12 @@ public record NewJob(
 
     /** Whether its key, when taken, may be taken over from a job no longer within this job's scope. */
     public boolean keyMayMove() {
-        return idempotencyKey != null && keyScope != KeyScope.WHILE_RETAINED;
+        return idempotencyKey != null && (keyScope != KeyScope.WHILE_RETAINED || replaceWaiting);
+    }
+
+    /** The scope its key is taken over by: a replacing enqueue's is at least {@code WHILE_WAITING}. */
+    public KeyScope keyScopeForMove() {
+        return replaceWaiting && keyScope == KeyScope.WHILE_RETAINED ? KeyScope.WHILE_WAITING : keyScope;
     }
 
     /** Whether it waits for other jobs. */

@@ -83,6 +83,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final org.springframework.transaction.support.TransactionTemplate settling;
     private final String capLock;
     private final String keysRelease;
+    private final String replaceWaiting;
+    private final String keysLock;
     private final org.springframework.transaction.support.TransactionTemplate capped;
     private final String capRunning;
     private final String findByIdempotencyKeys;
@@ -160,6 +162,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.batchInsertManyAfter = JobSql.renderForBatch(JobSql.JOB_INSERT_MANY_AFTER, schema);
         this.settling = new org.springframework.transaction.support.TransactionTemplate(
                 new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
+        this.keysLock = JobSql.render(JobSql.JOB_KEYS_LOCK, schema);
+        this.replaceWaiting = JobSql.render(JobSql.JOB_REPLACE_WAITING, schema);
         this.keysRelease = JobSql.render(JobSql.JOB_KEYS_RELEASE, schema);
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
         this.capLock = JobSql.render(CapSql.CAP_LOCK, schema);
@@ -417,7 +421,20 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         }
         Long[] ids = new Long[jobs.size()];
         insertFresh(jobs, null, ids);
-        takeOverKeys(jobs, ids);
+        for (int round = 1; round <= KEY_ROUNDS; round++) {
+            replaceWaiting(jobs, ids);
+            List<Integer> again = takeOverKeys(jobs, ids);
+            if (again.isEmpty() || round == KEY_ROUNDS) {
+                break;
+            }
+            // Their key changed under another enqueue: inserted afresh, each waits for that enqueue's
+            // end on the key's row, and the next round looks at the key's job as it then is.
+            Long[] againIds = new Long[again.size()];
+            insertFresh(again.stream().map(jobs::get).toList(), null, againIds);
+            for (int i = 0; i < again.size(); i++) {
+                ids[again.get(i)] = againIds[i];
+            }
+        }
         List<NewJob> taken = new ArrayList<>();
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] == null) {
@@ -443,12 +460,67 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     /**
-     * For the jobs whose keys were taken ({@code ids} null) and whose scope lets a key move
-     * ({@code KeyScope.WHILE_WAITING}, {@code WHILE_ACTIVE}): frees the keys whose jobs are past that
-     * scope ({@link JobSql#JOB_KEYS_RELEASE}) and inserts those jobs again, which now take them.
-     * A key another enqueue took meanwhile is left to the lookup that follows.
+     * For the replacing jobs whose keys were taken ({@code ids} null): replaces the payload and due
+     * time of the key's job while it waits ({@link JobSql#JOB_REPLACE_WAITING}); the last request of
+     * a key in this call is the one written, and every request of the key gets the job's id. A key
+     * whose job has started is left to {@link #takeOverKeys}.
      */
-    private void takeOverKeys(List<NewJob> jobs, Long[] ids) {
+    private void replaceWaiting(List<NewJob> jobs, Long[] ids) {
+        Map<List<String>, Integer> lastOfKey = new LinkedHashMap<>();
+        for (int i = 0; i < ids.length; i++) {
+            NewJob job = jobs.get(i);
+            if (ids[i] == null && job.replaceWaiting()) {
+                lastOfKey.put(List.of(job.queue(), job.idempotencyKey()), i);
+            }
+        }
+        if (lastOfKey.isEmpty()) {
+            return;
+        }
+        List<Integer> positions = List.copyOf(lastOfKey.values());
+        List<NewJob> replacing = positions.stream().map(jobs::get).toList();
+        Map<Integer, Long> replaced = new HashMap<>();
+        // Two statements, in the caller's transaction or one of their own: the keys' locks first,
+        // then the replacement in a snapshot that sees what the previous replacement wrote.
+        settling.executeWithoutResult(status -> {
+            jdbc.query(arrays(keysLock,
+                    column(replacing, "text", NewJob::queue),
+                    column(replacing, "text", NewJob::idempotencyKey)), rs -> {
+                    });
+            jdbc.query(arrays(replaceWaiting,
+                    column(replacing, "text", NewJob::queue),
+                    column(replacing, "text", NewJob::idempotencyKey),
+                    column(replacing, "text", NewJob::payloadJson),
+                    column(replacing, "text", NewJob::headersJson),
+                    column(replacing, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
+                    column(replacing, "int8", NewJob::delayMillis),
+                    column(positions, "int4", position -> position)),
+                    rs -> {
+                        replaced.put(rs.getInt("ord"), rs.getLong("id"));
+                    });
+        });
+        for (int i = 0; i < ids.length; i++) {
+            NewJob job = jobs.get(i);
+            if (ids[i] == null && job.replaceWaiting()) {
+                Long id = replaced.get(lastOfKey.get(List.of(job.queue(), job.idempotencyKey())));
+                if (id != null) {
+                    ids[i] = id;
+                }
+            }
+        }
+    }
+
+    /** How often an enqueue looks again at a key that other enqueues keep changing under it. */
+    private static final int KEY_ROUNDS = 10;
+
+    /**
+     * For the jobs whose keys were taken ({@code ids} null) and whose scope lets a key move
+     * ({@code KeyScope.WHILE_WAITING}, {@code WHILE_ACTIVE}, or a replacing enqueue): frees the keys
+     * whose jobs are past that scope ({@link JobSql#JOB_KEYS_RELEASE}) and inserts those jobs again,
+     * which now take them. Returns the positions to look at again: keys another enqueue changed
+     * first, and replacing enqueues whose key's job was neither replaced nor past its scope (it was
+     * replaced or moved by another enqueue meanwhile).
+     */
+    private List<Integer> takeOverKeys(List<NewJob> jobs, Long[] ids) {
         List<Integer> movable = new ArrayList<>();
         for (int i = 0; i < ids.length; i++) {
             if (ids[i] == null && jobs.get(i).keyMayMove()) {
@@ -456,34 +528,43 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             }
         }
         if (movable.isEmpty()) {
-            return;
+            return List.of();
         }
         List<NewJob> wanting = movable.stream().map(jobs::get).toList();
         Set<List<String>> freed = new java.util.HashSet<>();
+        Set<List<String>> contended = new java.util.HashSet<>();
         jdbc.query(arrays(keysRelease,
                 column(wanting, "text", NewJob::queue),
                 column(wanting, "text", NewJob::idempotencyKey),
-                column(wanting, "text", job -> job.keyScope() == io.workrow.queue.KeyScope.WHILE_WAITING
+                column(wanting, "text", job -> job.keyScopeForMove() == io.workrow.queue.KeyScope.WHILE_WAITING
                         ? "waiting" : "active")),
                 rs -> {
-                    freed.add(List.of(rs.getString("queue"), rs.getString("idempotency_key")));
+                    List<String> key = List.of(rs.getString("queue"), rs.getString("idempotency_key"));
+                    (rs.getBoolean("freed") ? freed : contended).add(key);
                 });
-        List<Integer> again = new ArrayList<>();
+        List<Integer> insert = new ArrayList<>();
+        List<Integer> lookAgain = new ArrayList<>();
         for (int index : movable) {
             NewJob job = jobs.get(index);
+            List<String> key = List.of(job.queue(), job.idempotencyKey());
             // One new job per freed key: the first request of the call that wants it.
-            if (freed.remove(List.of(job.queue(), job.idempotencyKey()))) {
-                again.add(index);
+            if (freed.remove(key)) {
+                insert.add(index);
+            } else if (contended.contains(key) || job.replaceWaiting()) {
+                lookAgain.add(index);
             }
         }
-        if (again.isEmpty()) {
-            return;
+        if (!insert.isEmpty()) {
+            Long[] newIds = new Long[insert.size()];
+            insertFresh(insert.stream().map(jobs::get).toList(), null, newIds);
+            for (int i = 0; i < insert.size(); i++) {
+                ids[insert.get(i)] = newIds[i];
+                if (newIds[i] == null) {
+                    lookAgain.add(insert.get(i));
+                }
+            }
         }
-        Long[] newIds = new Long[again.size()];
-        insertFresh(again.stream().map(jobs::get).toList(), null, newIds);
-        for (int i = 0; i < again.size(); i++) {
-            ids[again.get(i)] = newIds[i];
-        }
+        return lookAgain;
     }
 
     /**

@@ -129,6 +129,16 @@ class WriteOnceQueryPlanTests {
                 Set.of(), true));
         CHECKS.put("JOB_FIND_BY_IDEMPOTENCY_KEYS", new PlanCheck("text[], text[]", "'{q0}', '{key-2}'",
                 Set.of("workrow_job_key_pkey")));
+        CHECKS.put("JOB_KEYS_LOCK", new PlanCheck("text[], text[]", "'{q0}', '{key-2}'",
+                Set.of("workrow_job_key_pkey")));
+        // The key's job looked up in each home by id; a running one among the claim rows.
+        CHECKS.put("JOB_KEYS_RELEASE", new PlanCheck("text[], text[], text[]", "'{q0}', '{key-2}', '{active}'",
+                Set.of("workrow_job_key_pkey", "workrow_ready_id_idx", "workrow_scheduled_id_idx",
+                        "workrow_waiting_pkey"), true));
+        CHECKS.put("JOB_REPLACE_WAITING", new PlanCheck("text[], text[], text[], text[], text[], bigint[], int[]",
+                "'{q0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{1}'",
+                Set.of("workrow_job_key_pkey", "workrow_ready_id_idx", "workrow_scheduled_id_idx",
+                        "workrow_waiting_pkey"), true));
         CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, text, text, int, text, int, int, text, bigint",
                 "'q1', false, 'q1', 'q1', 'q1', 'q1', 16, 'q1', 16, 16, 'w', 300000",
                 Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx", JOB_DATA_PKEY), true));

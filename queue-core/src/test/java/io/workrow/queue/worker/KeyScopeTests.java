@@ -121,6 +121,121 @@ class KeyScopeTests {
         raceFor(KeyScope.WHILE_ACTIVE, "'pending', 'scheduled', 'waiting', 'running'");
     }
 
+    private long replace(int n, Duration delay) {
+        return jobQueue.enqueue(JobRequest.of("refresh", new Refresh(n)).idempotencyKey("account-7").delay(delay)
+                .replaceWaiting());
+    }
+
+    private String payloadOf(long id) {
+        return database.jdbc().queryForObject("SELECT payload ->> 'n' FROM workrow_job WHERE id = ?", String.class, id);
+    }
+
+    private String statusOf(long id) {
+        return database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id);
+    }
+
+    @Test
+    void replaceWaitingReplacesTheWaitingJobsPayloadAndDueTimeAndMakesANewJobOnceItStarted() {
+        long first = replace(1, Duration.ofHours(1));
+        assertThat(statusOf(first)).isEqualTo("scheduled");
+
+        assertThat(replace(2, Duration.ZERO)).isEqualTo(first);
+        assertThat(payloadOf(first)).isEqualTo("2");
+        assertThat(statusOf(first)).as("due now").isEqualTo("pending");
+        assertThat(replace(3, Duration.ofHours(2))).isEqualTo(first);
+        assertThat(statusOf(first)).as("due later again").isEqualTo("scheduled");
+        database.jdbc().update("UPDATE workrow_scheduled SET run_at = now()");
+        database.store().promoteScheduled(100);
+
+        ClaimedPosition running = claim();
+        assertThat(running.payloadJson()).contains("3");
+        long second = replace(4, Duration.ZERO);
+        assertThat(second).as("the first started: a new job takes the key").isNotEqualTo(first);
+        assertThat(payloadOf(second)).isEqualTo("4");
+        assertThat(payloadOf(first)).as("the running job keeps its payload").isEqualTo("3");
+        complete(running);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> jobQueue.enqueue(JobRequest.of("refresh",
+                new Refresh(5)).replaceWaiting())).hasMessageContaining("needs an idempotency key");
+    }
+
+    @Test
+    void replaceWaitingOnAJobWaitingForOthersKeepsItWaiting() {
+        long dependency = jobQueue.enqueue(JobRequest.of("refresh", new Refresh(0)).delay(Duration.ofHours(1)));
+        long waiter = jobQueue.enqueue(JobRequest.of("refresh", new Refresh(1)).idempotencyKey("account-7")
+                .after(dependency).replaceWaiting());
+
+        assertThat(replace(2, Duration.ofMinutes(5))).isEqualTo(waiter);
+
+        assertThat(statusOf(waiter)).isEqualTo("waiting");
+        assertThat(payloadOf(waiter)).isEqualTo("2");
+    }
+
+    @Test
+    void racingReplacementsAreNeverLostAndNeverMakeTwoWaitingJobs() throws Exception {
+        runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())
+                .handler("refresh", Refresh.class, (refresh, job) -> Thread.sleep(3), QueueOptions.defaults())
+                .build();
+        runtime.start();
+        TransactionTemplate transaction = new TransactionTemplate(
+                new org.springframework.jdbc.datasource.DataSourceTransactionManager(database.dataSource()));
+        // (job id, n, when): the time is read in the enqueue's transaction, which holds the key's row
+        // locked from its replacement to its commit, so of one job's replacements the latest is last.
+        List<Object[]> enqueued = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean producing = new AtomicBoolean(true);
+        AtomicInteger mostWaiting = new AtomicInteger();
+        ExecutorService threads = Executors.newFixedThreadPool(5);
+        try {
+            Future<?> sampler = threads.submit(() -> {
+                while (producing.get()) {
+                    mostWaiting.accumulateAndGet(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job"
+                            + " WHERE idempotency_key = 'account-7' AND status IN ('pending', 'scheduled', 'waiting')",
+                            Integer.class), Math::max);
+                }
+                return null;
+            });
+            List<Future<?>> producers = new ArrayList<>();
+            for (int p = 0; p < 4; p++) {
+                int producer = p;
+                producers.add(threads.submit(() -> {
+                    for (int i = 0; i < 150; i++) {
+                        int n = producer * 1000 + i;
+                        transaction.executeWithoutResult(status -> {
+                            long id = replace(n, Duration.ZERO);
+                            enqueued.add(new Object[] {id, n, database.jdbc().queryForObject("SELECT clock_timestamp()",
+                                    java.sql.Timestamp.class)});
+                        });
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> producer : producers) {
+                producer.get(60, TimeUnit.SECONDS);
+            }
+            producing.set(false);
+            sampler.get(10, TimeUnit.SECONDS);
+        } finally {
+            producing.set(false);
+            threads.shutdownNow();
+        }
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> database.jdbc().queryForObject(
+                "SELECT count(*) FROM workrow_job WHERE idempotency_key = 'account-7' AND status <> 'completed'",
+                Integer.class) == 0);
+
+        assertThat(mostWaiting.get()).as("never two waiting jobs of the key").isLessThanOrEqualTo(1);
+        java.util.Map<Long, Object[]> latest = new java.util.HashMap<>();
+        synchronized (enqueued) {
+            for (Object[] row : enqueued) {
+                latest.merge((Long) row[0], row, (a, b) -> ((java.sql.Timestamp) a[2]).after((java.sql.Timestamp) b[2])
+                        ? a : b);
+            }
+        }
+        assertThat(latest.size()).as("jobs started and new ones took the key").isGreaterThan(1);
+        latest.forEach((id, row) -> assertThat(payloadOf(id)).as("job %d ran with its latest replacement: %s", id,
+                enqueued.stream().filter(r -> r[0].equals(id)).map(r -> r[1] + "@" + r[2]).toList())
+                .isEqualTo(Integer.toString((Integer) row[1])));
+    }
+
     /**
      * Four producers enqueue one key in transactions of their own, 150 times each, while a runtime
      * runs the key's jobs (3 ms each); a sampler counts the key's jobs within the scope meanwhile.
