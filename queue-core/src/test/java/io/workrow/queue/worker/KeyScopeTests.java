@@ -173,56 +173,20 @@ class KeyScopeTests {
 
     @Test
     void racingReplacementsAreNeverLostAndNeverMakeTwoWaitingJobs() throws Exception {
-        runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())
-                .handler("refresh", Refresh.class, (refresh, job) -> Thread.sleep(3), QueueOptions.defaults())
-                .build();
-        runtime.start();
-        TransactionTemplate transaction = new TransactionTemplate(
-                new org.springframework.jdbc.datasource.DataSourceTransactionManager(database.dataSource()));
         // (job id, n, when): the time is read in the enqueue's transaction, which holds the key's row
-        // locked from its replacement to its commit, so of one job's replacements the latest is last.
+        // (or the job's row) locked from its replacement to its commit, so of one job's replacements
+        // the latest is last.
         List<Object[]> enqueued = java.util.Collections.synchronizedList(new ArrayList<>());
-        AtomicBoolean producing = new AtomicBoolean(true);
-        AtomicInteger mostWaiting = new AtomicInteger();
-        ExecutorService threads = Executors.newFixedThreadPool(5);
-        try {
-            Future<?> sampler = threads.submit(() -> {
-                while (producing.get()) {
-                    mostWaiting.accumulateAndGet(database.jdbc().queryForObject("SELECT count(*) FROM workrow_job"
-                            + " WHERE idempotency_key = 'account-7' AND status IN ('pending', 'scheduled', 'waiting')",
-                            Integer.class), Math::max);
-                }
-                return null;
-            });
-            List<Future<?>> producers = new ArrayList<>();
-            for (int p = 0; p < 4; p++) {
-                int producer = p;
-                producers.add(threads.submit(() -> {
-                    for (int i = 0; i < 150; i++) {
-                        int n = producer * 1000 + i;
-                        transaction.executeWithoutResult(status -> {
-                            long id = replace(n, Duration.ZERO);
-                            enqueued.add(new Object[] {id, n, database.jdbc().queryForObject("SELECT clock_timestamp()",
-                                    java.sql.Timestamp.class)});
-                        });
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> producer : producers) {
-                producer.get(60, TimeUnit.SECONDS);
-            }
-            producing.set(false);
-            sampler.get(10, TimeUnit.SECONDS);
-        } finally {
-            producing.set(false);
-            threads.shutdownNow();
-        }
+        int most = race("'pending', 'scheduled', 'waiting'", n -> {
+            long id = replace(n, Duration.ZERO);
+            enqueued.add(new Object[] {id, n, database.jdbc().queryForObject("SELECT clock_timestamp()",
+                    java.sql.Timestamp.class)});
+        });
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> database.jdbc().queryForObject(
                 "SELECT count(*) FROM workrow_job WHERE idempotency_key = 'account-7' AND status <> 'completed'",
                 Integer.class) == 0);
 
-        assertThat(mostWaiting.get()).as("never two waiting jobs of the key").isLessThanOrEqualTo(1);
+        assertThat(most).as("never two waiting jobs of the key").isLessThanOrEqualTo(1);
         java.util.Map<Long, Object[]> latest = new java.util.HashMap<>();
         synchronized (enqueued) {
             for (Object[] row : enqueued) {
@@ -236,11 +200,22 @@ class KeyScopeTests {
                 .isEqualTo(Integer.toString((Integer) row[1])));
     }
 
-    /**
-     * Four producers enqueue one key in transactions of their own, 150 times each, while a runtime
-     * runs the key's jobs (3 ms each); a sampler counts the key's jobs within the scope meanwhile.
-     */
     private void raceFor(KeyScope scope, String statuses) throws Exception {
+        int most = race(statuses, n -> enqueue(scope, n));
+
+        assertThat(most).as("never two jobs of the key within " + scope).isLessThanOrEqualTo(1);
+        int jobs = database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE idempotency_key = 'account-7'",
+                Integer.class);
+        assertThat(jobs).as("the key moved on as its jobs " + (scope == KeyScope.WHILE_WAITING ? "started" : "ended"))
+                .isGreaterThan(1).isLessThan(600);
+    }
+
+    /**
+     * Four producers run {@code enqueue} with numbers of their own, each in a transaction of its
+     * own, 150 times each, while a runtime runs the key's jobs (3 ms each); a sampler counts the
+     * key's jobs in {@code statuses} meanwhile. Returns the most it counted at once.
+     */
+    private int race(String statuses, java.util.function.IntConsumer enqueue) throws Exception {
         runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())
                 .handler("refresh", Refresh.class, (refresh, job) -> Thread.sleep(3), QueueOptions.defaults())
                 .build();
@@ -267,7 +242,7 @@ class KeyScopeTests {
                 producers.add(threads.submit(() -> {
                     for (int i = 0; i < 150; i++) {
                         int n = producer * 1000 + i;
-                        transaction.executeWithoutResult(status -> enqueue(scope, n));
+                        transaction.executeWithoutResult(status -> enqueue.accept(n));
                     }
                     return null;
                 }));
@@ -281,12 +256,7 @@ class KeyScopeTests {
             producing.set(false);
             threads.shutdownNow();
         }
-
         assertThat(samples.get()).as("sampled while racing").isGreaterThan(20);
-        assertThat(mostWithin.get()).as("never two jobs of the key within " + scope).isLessThanOrEqualTo(1);
-        int jobs = database.jdbc().queryForObject("SELECT count(*) FROM workrow_job WHERE idempotency_key = 'account-7'",
-                Integer.class);
-        assertThat(jobs).as("the key moved on as its jobs " + (scope == KeyScope.WHILE_WAITING ? "started" : "ended"))
-                .isGreaterThan(1).isLessThan(600);
+        return mostWithin.get();
     }
 }

@@ -239,6 +239,8 @@ class WorkrowAutoConfigurationTests {
             "workrow.defaults.max-lease-expiries=-1           | workrow.defaults.max-lease-expiries         | -1",
             "workrow.defaults.max-snoozes=-1                  | workrow.defaults.max-snoozes                | -1",
             "workrow.queues.send-receipt.max-snoozes=-2       | workrow.queues.send-receipt.max-snoozes     | -2",
+            "workrow.queues.partner.global-concurrency=0      | workrow.queues.partner.global-concurrency   | 0",
+            "workrow.queues.partner.global-concurrency=5, workrow.queues.partner.prefetch=10 | workrow.queues.partner.prefetch | 10",
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
             "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
@@ -419,7 +421,13 @@ class WorkrowAutoConfigurationTests {
                     assertThat(settings.queueOptions("partner").maxAttempts()).isEqualTo(9);
                     assertThat(settings.queueOptions("other").maxSnoozes()).isEqualTo(7);
                     assertThat(settings.queueOptions("other").maxAttempts()).isEqualTo(5);
+                    assertThat(settings.queueOptions("other").globalConcurrency()).isZero();
                 });
+        withDatabase().withPropertyValues("workrow.queues.partner.global-concurrency=5").run(context -> {
+            QueueOptions partner = context.getBean(WorkrowSettings.class).queueOptions("partner");
+            assertThat(partner.globalConcurrency()).isEqualTo(5);
+            assertThat(partner.mostPrefetched()).as("a capped queue claims ahead nothing").isZero();
+        });
     }
 
     @Test
