@@ -73,6 +73,15 @@ final class CapSql {
             """;
 
     /**
+     * Makes sure a capped queue has its cap row, to be locked by {@link #CAP_LOCK}: a queue capped
+     * per key only, whose runtimes could not declare it, still has its claims take turns.
+     */
+    static final String CAP_ENSURE = """
+            INSERT INTO {queue_cap} (queue) VALUES (?)
+            ON CONFLICT (queue) DO NOTHING
+            """;
+
+    /**
      * A capped claim's second statement, in a snapshot taken after the lock: the queue's open
      * positions on every node, which only claims raise (and they wait for the lock) while ends,
      * cancels and the sweeper lower.

@@ -37,6 +37,19 @@ final class ClaimParameters {
         return values;
     }
 
+    /** The named parameters of a claim under a per-key cap of {@code keyCap}. */
+    static Map<String, Object> keyCappedClaim(String queue, String workerId, int limit, Duration lease,
+            boolean probes, int keyCap) {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", queue);
+        values.put("worker", workerId);
+        values.put("limit", limit);
+        values.put("lease_ms", lease.toMillis());
+        values.put("probes", probes);
+        values.put("key_cap", keyCap);
+        return values;
+    }
+
     static Map<String, Object> fairClaim(String queue, String workerId, int limit, Duration lease,
             boolean probes) {
         Map<String, Object> values = new HashMap<>();

@@ -27,6 +27,13 @@ public interface ClaimStore {
     List<ClaimedPosition> claimOrdered(String queue, String worker, int limit, Duration lease, boolean probes,
             int[] buckets, boolean skipFailed);
 
+    /**
+     * Claims up to {@code limit} jobs of a queue with at most {@code keyCap} claimed per partition key
+     * on every node; to be run inside {@link #claimCapped}, which serialises the queue's claims.
+     */
+    List<ClaimedPosition> claimKeyCapped(String queue, String worker, int limit, Duration lease, boolean probes,
+            int keyCap);
+
     /** Claims up to {@code limit} jobs of a weighted fair queue (its keys share starts by weight). */
     List<ClaimedPosition> claimWeighted(String queue, String worker, int limit, Duration lease, boolean probes);
 

@@ -873,6 +873,69 @@ final class JobSql {
             )""" + claimAndReturn(":worker", ":lease_ms", true);
 
     /**
+     * Claims up to {@code :limit} jobs of a queue with a per-key cap ({@code key-concurrency}): per
+     * partition key with ready jobs (found by a loose scan of the key index, one probe per key, so a
+     * hot key at its cap hides no other key), its oldest jobs up to the cap less the key's open
+     * positions on every node, counted from the claim rows; jobs without a key as a plain claim
+     * takes them. Runs in the capped transaction, after the queue's cap row was locked, so its
+     * snapshot sees every claim before it and no other claim of the queue runs meanwhile.
+     */
+    static final String JOB_CLAIM_KEY_CAPPED = """
+            WITH RECURSIVE running AS MATERIALIZED (
+                SELECT data.partition_key, count(*)::int AS n
+                FROM {claim} AS claim
+                CROSS JOIN LATERAL unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                JOIN {job_data} AS data ON data.id = held.id
+                WHERE claim.queue = :queue
+                  AND get_bit(claim.settled, held.position::int - 1) = 0
+                  AND get_bit(claim.dropped, held.position::int - 1) = 0
+                  AND data.partition_key IS NOT NULL
+                GROUP BY data.partition_key
+            ), keys AS (
+                (SELECT ready.partition_key
+                 FROM {ready} AS ready
+                 WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                 ORDER BY ready.partition_key
+                 LIMIT 1)
+                UNION ALL
+                SELECT next.partition_key
+                FROM keys
+                CROSS JOIN LATERAL (
+                    SELECT ready.partition_key
+                    FROM {ready} AS ready
+                    WHERE ready.queue = :queue AND ready.partition_key IS NOT NULL
+                      AND ready.partition_key > keys.partition_key
+                    ORDER BY ready.partition_key
+                    LIMIT 1) AS next
+            ), candidates AS (
+                SELECT pick.*
+                FROM keys
+                LEFT JOIN running ON running.partition_key = keys.partition_key
+                CROSS JOIN LATERAL (
+                    SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                    FROM {ready} AS ready
+                    WHERE ready.queue = :queue AND ready.partition_key = keys.partition_key
+                      AND ready.run_at <= now() AND""" + StatementParts.keyNotHeld("ready", ":queue") + """
+
+                    ORDER BY ready.id
+                    LIMIT greatest(:key_cap - coalesce(running.n, 0), 0)) AS pick
+                UNION ALL
+                (SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                 FROM {ready} AS ready
+                 WHERE ready.queue = :queue AND ready.partition_key IS NULL AND ready.run_at <= now()
+                 ORDER BY ready.priority, ready.run_at, ready.id
+                 LIMIT :limit)
+            ), due AS (
+                SELECT ready.ctid AS row
+                FROM (SELECT * FROM candidates ORDER BY priority, run_at, id LIMIT :limit * 2) AS candidate
+                JOIN {ready} AS ready ON ready.ctid = candidate.row
+                WHERE ready.run_at <= now()""" + StatementParts.QUEUE_OPEN + """
+                ORDER BY candidate.priority, candidate.run_at, candidate.id
+                LIMIT :limit
+                FOR UPDATE OF ready SKIP LOCKED
+            )""" + claimAndReturn(":worker", ":lease_ms", false);
+
+    /**
      * Claims up to {@code :limit} jobs of a weighted fair queue from the ready rows, by the weighted
      * policy of {@link StatementParts}.
      */

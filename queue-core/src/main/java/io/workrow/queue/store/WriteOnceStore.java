@@ -82,6 +82,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     /** The moves that make jobs terminal and the settle of their dependents, committed together. */
     private final org.springframework.transaction.support.TransactionTemplate settling;
     private final String capLock;
+    private final String capEnsure;
     private final String keysRelease;
     private final String replaceWaiting;
     private final String keysLock;
@@ -90,6 +91,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
+    private final NamedStatement claimKeyCapped;
     private final NamedStatement claimWeighted;
     private final NamedStatement claimBurst;
     private final NamedStatement claimSpaced;
@@ -167,6 +169,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.keysRelease = JobSql.render(JobSql.JOB_KEYS_RELEASE, schema);
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
         this.capLock = JobSql.render(CapSql.CAP_LOCK, schema);
+        this.capEnsure = JobSql.render(CapSql.CAP_ENSURE, schema);
         // The count after the lock must see every claim committed before it: READ COMMITTED, whatever
         // the database's default isolation.
         this.capped = new org.springframework.transaction.support.TransactionTemplate(
@@ -174,6 +177,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.capped.setIsolationLevel(org.springframework.transaction.TransactionDefinition.ISOLATION_READ_COMMITTED);
         this.capRunning = JobSql.render(CapSql.CAP_RUNNING, schema);
         this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
+        this.claimKeyCapped = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_KEY_CAPPED));
         this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
         this.claimBurst = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_BURST));
         this.claimSpaced = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_SPACED));
@@ -302,6 +306,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             // As GenericPlans would outside a transaction: the claim below joins this one.
             timed.execute("SET LOCAL plan_cache_mode = force_generic_plan");
             List<Integer> caps = timed.query(capLock, (rs, row) -> (Integer) rs.getObject("cap"), queue);
+            if (caps.isEmpty()) {
+                timed.update(capEnsure, queue);
+                caps = timed.query(capLock, (rs, row) -> (Integer) rs.getObject("cap"), queue);
+            }
             Integer cap = caps.isEmpty() ? null : caps.get(0);
             if (cap == null) {
                 return claim.apply(limit);
@@ -794,6 +802,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 }
             }
         }
+    }
+
+    /** Claims under a per-key cap ({@link JobSql#JOB_CLAIM_KEY_CAPPED}), in the capped transaction. */
+    @Override
+    public List<ClaimedPosition> claimKeyCapped(String queue, String worker, int limit, Duration lease, boolean probes,
+            int keyCap) {
+        Map<String, Object> values = ClaimParameters.keyCappedClaim(queue, worker, limit, lease, probes, keyCap);
+        return genericPlans.run(() -> timed.query(claimKeyCapped.bind(values), claimed(System.nanoTime())));
     }
 
     /** Claims up to {@code limit} jobs of a weighted fair queue as one batch (its keys share starts by weight). */

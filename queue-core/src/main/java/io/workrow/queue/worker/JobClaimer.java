@@ -83,6 +83,10 @@ interface JobClaimer {
             default:
                 break;
         }
+        if (options.keyConcurrency() > 0) {
+            int keyCap = options.keyConcurrency();
+            return (limit, probes) -> store.claimKeyCapped(queue, workerId, limit, lease, probes, keyCap);
+        }
         if (options.ordering() != KeyOrdering.NONE) {
             boolean skipFailed = options.ordering() == KeyOrdering.SKIP;
             return (limit, probes) -> store.claimOrdered(queue, workerId, limit, lease, probes,

@@ -36,10 +36,12 @@ import java.util.Locale;
  *     snooze counts as a failed attempt
  * @param globalConcurrency at most this many of the queue's jobs claimed at once across every node
  *     (declared in the database at start; 0 for no cap); with it, claims take no prefetch
+ * @param keyConcurrency at most this many jobs of one partition key claimed at once across every
+ *     node (0 for no cap); not with ordering or fairness, and claims then take no prefetch
  */
 public record QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
         int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch,
-        int maxAttempts, int maxSnoozes, int globalConcurrency) {
+        int maxAttempts, int maxSnoozes, int globalConcurrency, int keyConcurrency) {
 
     /** Default handlers at once per queue. */
     public static final int DEFAULT_CONCURRENCY = 8;
@@ -82,6 +84,15 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         Settings.requireAtLeast("max-attempts", 1, maxAttempts);
         Settings.requireAtLeast("max-snoozes", 0, maxSnoozes);
         Settings.requireAtLeast("global-concurrency", 0, globalConcurrency);
+        Settings.requireAtLeast("key-concurrency", 0, keyConcurrency);
+        if (keyConcurrency > 0 && (ordering != KeyOrdering.NONE || fairness.fair())) {
+            throw new IllegalArgumentException("key-concurrency is not available with ordered or fair queues: an"
+                    + " ordered queue runs one job per key already, and a fair one shares its starts among keys");
+        }
+        if (prefetch > 0 && keyConcurrency > 0) {
+            throw new IllegalArgumentException("prefetch is not available with key-concurrency: jobs claimed ahead"
+                    + " would hold their keys' slots while they wait (prefetch " + prefetch + ")");
+        }
         if (prefetch > 0 && globalConcurrency > 0) {
             // Jobs waiting in one node's line would hold slots of the cap that idle nodes could use.
             throw new IllegalArgumentException("prefetch is not available with global-concurrency: jobs claimed"
@@ -120,7 +131,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     public QueueOptions(int concurrency, int batchSize, Duration lease, RetryBackoff backoff, Duration timeout,
             int maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness, int prefetch) {
         this(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering, fairness, prefetch,
-                DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_SNOOZES, 0);
+                DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_SNOOZES, 0, 0);
     }
 
     /** Without fair queuing, with the default prefetch. */
@@ -150,28 +161,28 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
 
     public QueueOptions withConcurrency(int concurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     public QueueOptions withBatchSize(int batchSize) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     public QueueOptions withLease(Duration lease) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     public QueueOptions withBackoff(RetryBackoff backoff) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /** Handlers running longer than {@code timeout} are interrupted and their attempt fails. */
     public QueueOptions withTimeout(Duration timeout) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /**
@@ -180,25 +191,25 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withMaxLeaseExpiries(int maxLeaseExpiries) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /** Guards the queue with a circuit breaker shared by every node; {@code null} for none. */
     public QueueOptions withBreaker(BreakerOptions breaker) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /** Runs jobs with one partition key one at a time, in enqueue order; {@link KeyOrdering#NONE} for none. */
     public QueueOptions withOrdering(KeyOrdering ordering) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /** Shares the queue's work among fairness keys; {@link FairnessOptions#NONE} for none. */
     public QueueOptions withFairness(FairnessOptions fairness) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /**
@@ -207,13 +218,13 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withPrefetch(int prefetch) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /** A job whose enqueue names no attempts gets {@code maxAttempts}. */
     public QueueOptions withMaxAttempts(int maxAttempts) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /**
@@ -222,13 +233,27 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
      */
     public QueueOptions withGlobalConcurrency(int globalConcurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
+    }
+
+    /**
+     * At most {@code keyConcurrency} jobs of one partition key claimed at once across every node (0:
+     * no cap); claims then take no prefetch.
+     */
+    public QueueOptions withKeyConcurrency(int keyConcurrency) {
+        return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
+    }
+
+    /** Whether the queue's claims take the capped path: a cluster-wide or a per-key cap. */
+    public boolean capped() {
+        return globalConcurrency > 0 || keyConcurrency > 0;
     }
 
     /** A job may snooze {@code maxSnoozes} times; its next snooze counts as a failed attempt. */
     public QueueOptions withMaxSnoozes(int maxSnoozes) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
-                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency);
+                fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
     /**
@@ -248,7 +273,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     private boolean limitsCountClaims() {
-        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) || globalConcurrency > 0;
+        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) || capped();
     }
 
     /** How the sweeper recovers {@code queue}'s jobs under these options: its backoff and max-lease-expiries. */

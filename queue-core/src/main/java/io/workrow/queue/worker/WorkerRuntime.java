@@ -137,7 +137,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
         Set<String> cappedQueues = builder.registrations.values().stream()
-                .filter(registration -> registration.options().globalConcurrency() > 0)
+                .filter(registration -> registration.options().capped())
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
         this.caps = new QueueCaps(store.caps(), cappedQueues);
         // A statement that outlives its timeout by this much waits on a socket nobody answers.

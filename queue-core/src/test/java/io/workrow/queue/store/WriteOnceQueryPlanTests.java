@@ -98,6 +98,9 @@ class WriteOnceQueryPlanTests {
                     + " are planned inside it"),
             Map.entry("JOB_CLAIM_ORDERED", "named parameters; its reads are measured by OrderedClaimTests"),
             Map.entry("JOB_CLAIM_WEIGHTED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
+            Map.entry("JOB_CLAIM_KEY_CAPPED", "named parameters; its keys are found by the loose scan of"
+                    + " workrow_ready_key_pending_idx that JOB_CLAIM_ORDERED's heads use, and each key's jobs by"
+                    + " that index's prefix; run by GlobalConcurrencyTests"),
             Map.entry("JOB_CLAIM_BURST", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
             Map.entry("JOB_CLAIM_SPACED", "named parameters; its reads are measured at 1,000 keys by FairClaimTests"),
             Map.entry("QUEUE_PAUSE", "workrow_queue_pause, one row per paused queue"),

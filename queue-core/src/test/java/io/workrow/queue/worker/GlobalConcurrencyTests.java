@@ -194,6 +194,57 @@ class GlobalConcurrencyTests {
     }
 
     @Test
+    void aKeyCapOfTwoOnThreeNodesRunsEachKeyAtMostTwiceAtOnceAndAHotKeyHidesNoOther() {
+        Map<String, List<long[]>> byKey = new ConcurrentHashMap<>();
+        List<long[]> all = Collections.synchronizedList(new ArrayList<>());
+        QueueOptions options = QueueOptions.defaults().withKeyConcurrency(2).withConcurrency(16);
+        for (int node = 0; node < 3; node++) {
+            JobStore store = node == 0 ? database.store() : otherNode();
+            WorkerRuntime runtime = WorkerRuntime.builder(store.dataSource()).store(store)
+                    .pollInterval(Duration.ofMillis(200))
+                    .handler("partner", Call.class, (call, job) -> {
+                        long start = System.nanoTime();
+                        runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+                        Thread.sleep(call.napMillis());
+                        long[] run = {start, System.nanoTime()};
+                        byKey.computeIfAbsent(job.partitionKey() == null ? "" : job.partitionKey(),
+                                key -> Collections.synchronizedList(new ArrayList<>())).add(run);
+                        all.add(run);
+                    }, options)
+                    .build();
+            runtimes.add(runtime);
+        }
+        List<JobRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 80; i++) {
+            requests.add(JobRequest.of("partner", new Call(i, 15)).partitionKey("hot"));
+        }
+        for (String key : List.of("a", "b", "c")) {
+            for (int i = 0; i < 10; i++) {
+                requests.add(JobRequest.of("partner", new Call(i, 15)).partitionKey(key));
+            }
+        }
+        for (int i = 0; i < 10; i++) {
+            requests.add(JobRequest.of("partner", new Call(i, 15)));
+        }
+        jobQueue.enqueueAll(requests);
+        runtimes.forEach(WorkerRuntime::start);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> all.size() == 120);
+
+        byKey.forEach((key, keyRuns) -> {
+            ledger.clear();
+            ledger.addAll(keyRuns);
+            if (!key.isEmpty()) {
+                assertThat(mostAtOnce()).as("key %s never more than two at once", key).isLessThanOrEqualTo(2);
+            }
+        });
+        ledger.clear();
+        ledger.addAll(all);
+        assertThat(mostAtOnce()).as("the keys ran beside each other").isGreaterThan(2);
+        assertThat(runs).hasSize(120).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
     void aCapTakesNoPrefetchAndBadValuesAreRefused() {
         assertThat(QueueOptions.defaults().withGlobalConcurrency(5).mostPrefetched()).isZero();
         assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5))
@@ -202,5 +253,8 @@ class GlobalConcurrencyTests {
                 .hasMessageContaining("global-concurrency");
         assertThatThrownBy(() -> admin.setGlobalConcurrency("partner", 0, null))
                 .hasMessageContaining("at least 1");
+        assertThat(QueueOptions.defaults().withKeyConcurrency(2).mostPrefetched()).isZero();
+        assertThatThrownBy(() -> QueueOptions.defaults().withOrdering(KeyOrdering.BLOCK).withKeyConcurrency(2))
+                .hasMessageContaining("key-concurrency is not available with ordered or fair queues");
     }
 }

@@ -86,7 +86,7 @@ public final class WorkrowSettings {
         this.defaults = new QueueSettings("workrow.defaults", given.getConcurrency(), given.getBatchSize(),
                 given.getMaxAttempts(), properties.getLease(), backoff.getInitial(), backoff.getMultiplier(),
                 backoff.getMax(), backoff.getJitter(), given.getTimeout(), given.getMaxLeaseExpiries(), null,
-                KeyOrdering.NONE, FairnessOptions.NONE, given.getPrefetch(), given.getMaxSnoozes(), null);
+                KeyOrdering.NONE, FairnessOptions.NONE, given.getPrefetch(), given.getMaxSnoozes(), null, null);
         properties.getQueues().forEach((name, queue) -> {
             try {
                 QueueNames.check(name);
@@ -254,7 +254,7 @@ public final class WorkrowSettings {
     private record QueueSettings(String prefix, int concurrency, int batchSize, int maxAttempts, Duration lease,
             Duration initial, double multiplier, Duration max, double jitter, Duration timeout,
             Integer maxLeaseExpiries, BreakerOptions breaker, KeyOrdering ordering, FairnessOptions fairness,
-            Integer prefetch, int maxSnoozes, Integer globalConcurrency) {
+            Integer prefetch, int maxSnoozes, Integer globalConcurrency, Integer keyConcurrency) {
 
         QueueSettings {
             atLeast(prefix + ".concurrency", 1, concurrency);
@@ -265,6 +265,20 @@ public final class WorkrowSettings {
             }
             atLeast(prefix + ".max-attempts", 1, maxAttempts);
             atLeast(prefix + ".max-snoozes", 0, maxSnoozes);
+            if (keyConcurrency != null) {
+                atLeast(prefix + ".key-concurrency", 1, keyConcurrency);
+                if (ordering != KeyOrdering.NONE || fairness.fair()) {
+                    throw new InvalidConfigurationPropertyValueException(prefix + ".key-concurrency", keyConcurrency,
+                            "not available with " + prefix + (ordering != KeyOrdering.NONE ? ".ordered: an ordered"
+                                    + " queue runs one job per key already" : ".fairness: a fair queue shares its starts"
+                                    + " among keys"));
+                }
+                if (prefetch != null && prefetch > 0) {
+                    throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
+                            "not available with " + prefix + ".key-concurrency: jobs claimed ahead would hold their"
+                                    + " keys' slots while they wait");
+                }
+            }
             if (globalConcurrency != null) {
                 atLeast(prefix + ".global-concurrency", 1, globalConcurrency);
                 if (prefetch != null && prefetch > 0) {
@@ -319,7 +333,7 @@ public final class WorkrowSettings {
                     or(backoff.getMax(), max), or(backoff.getJitter(), jitter), or(queue.getTimeout(), timeout),
                     or(queue.getMaxLeaseExpiries(), maxLeaseExpiries), breaker(queuePrefix + ".breaker", queue.getBreaker()),
                     ordering(queue), fairness(queuePrefix, queue), or(queue.getPrefetch(), prefetch),
-                    or(queue.getMaxSnoozes(), maxSnoozes), queue.getGlobalConcurrency());
+                    or(queue.getMaxSnoozes(), maxSnoozes), queue.getGlobalConcurrency(), queue.getKeyConcurrency());
         }
 
         private static FairnessOptions fairness(String queuePrefix, WorkrowProperties.Queue queue) {
@@ -358,7 +372,7 @@ public final class WorkrowSettings {
             return new QueueOptions(concurrency, batchSize, lease, new RetryBackoff(initial, multiplier, max, jitter),
                     timeout, maxLeaseExpiries == null ? 0 : maxLeaseExpiries, breaker, ordering, fairness,
                     prefetch == null ? QueueOptions.ADAPTIVE_PREFETCH : prefetch, maxAttempts, maxSnoozes,
-                    globalConcurrency == null ? 0 : globalConcurrency);
+                    globalConcurrency == null ? 0 : globalConcurrency, keyConcurrency == null ? 0 : keyConcurrency);
         }
 
         private static <T> T or(T value, T fallback) {

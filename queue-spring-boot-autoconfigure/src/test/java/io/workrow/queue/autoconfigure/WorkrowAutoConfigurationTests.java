@@ -240,6 +240,8 @@ class WorkrowAutoConfigurationTests {
             "workrow.defaults.max-snoozes=-1                  | workrow.defaults.max-snoozes                | -1",
             "workrow.queues.send-receipt.max-snoozes=-2       | workrow.queues.send-receipt.max-snoozes     | -2",
             "workrow.queues.partner.global-concurrency=0      | workrow.queues.partner.global-concurrency   | 0",
+            "workrow.queues.partner.key-concurrency=0         | workrow.queues.partner.key-concurrency      | 0",
+            "workrow.queues.partner.key-concurrency=2, workrow.queues.partner.ordered=true | workrow.queues.partner.key-concurrency | 2",
             "workrow.queues.partner.global-concurrency=5, workrow.queues.partner.prefetch=10 | workrow.queues.partner.prefetch | 10",
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
@@ -423,9 +425,11 @@ class WorkrowAutoConfigurationTests {
                     assertThat(settings.queueOptions("other").maxAttempts()).isEqualTo(5);
                     assertThat(settings.queueOptions("other").globalConcurrency()).isZero();
                 });
-        withDatabase().withPropertyValues("workrow.queues.partner.global-concurrency=5").run(context -> {
+        withDatabase().withPropertyValues("workrow.queues.partner.global-concurrency=5",
+                "workrow.queues.partner.key-concurrency=2").run(context -> {
             QueueOptions partner = context.getBean(WorkrowSettings.class).queueOptions("partner");
             assertThat(partner.globalConcurrency()).isEqualTo(5);
+            assertThat(partner.keyConcurrency()).isEqualTo(2);
             assertThat(partner.mostPrefetched()).as("a capped queue claims ahead nothing").isZero();
         });
     }
