@@ -7,13 +7,17 @@ package io.workrow.queue;
  */
 public enum KeyScope {
     /**
-     * While the job has not started (pending, scheduled or waiting for other jobs): once it runs, or
-     * has ended, the key makes a new job. For "at most one queued refresh of this account".
+     * While the job has never started (pending, scheduled or waiting for other jobs, with no attempt
+     * made): once it runs, the key makes a new job, and a retry of the started job later (a
+     * failure, a snooze, a lost lease) does not take the key back. For "at most one queued refresh
+     * of this account".
      */
     WHILE_WAITING,
     /**
-     * While the job has not ended (also while it runs): once it completed, died or was cancelled,
-     * the key makes a new job. For "never two syncs of this account at once, in queue or running".
+     * While the job has not ended (also while it runs and while it waits for a retry): once it
+     * completed, died or was cancelled, the key makes a new job. For "one sync of this account in
+     * queue or running" (a handler interrupted by a cancel, or retrying a dead job by hand, can
+     * still overlap the next).
      */
     WHILE_ACTIVE,
     /**

@@ -112,6 +112,10 @@ public final class JdbcJobQueue implements JobQueue {
             throw new IllegalArgumentException("replaceWaiting() on queue '" + queue + "' needs an idempotency key:"
                     + " it replaces the waiting job of that key");
         }
+        if (request.replacesWaiting() && (!request.after().isEmpty() || !request.afterSettled().isEmpty())) {
+            throw new IllegalArgumentException("replaceWaiting() on queue '" + queue + "' cannot wait for other jobs:"
+                    + " a replacement changes the payload and due time of the key's job, not what it waits for");
+        }
         int maxAttempts = request.maxAttempts() != null
                 ? request.maxAttempts() : maxAttemptsOfQueue.applyAsInt(queue);
         long delayMillis = request.delay() == null ? 0 : request.delay().toMillis();

@@ -30,6 +30,10 @@ final class JobSql {
     private static final String JOB_ALIAS_UNKEYED = "job.partition_key IS NULL AND job.fairness_key = ''";
 
     /** A claimable job, aliased {@code job}, with a partition or fairness key ({@code {keyed}}). */
+    /** A ready or scheduled row ({@code {home}}) of a job that never started: no attempt, snooze or expiry counted. */
+    private static final String NEVER_STARTED =
+            "({home}.attempts = 0 AND {home}.expiries = 0 AND {home}.snoozes IS NULL)";
+
     private static final String JOB_ALIAS_KEYED = "(job.partition_key IS NOT NULL OR job.fairness_key <> '')";
 
     /** A stopping runtime vouches for no lease any more: what it still holds expires as usual. */
@@ -549,12 +553,14 @@ final class JobSql {
 
     /**
      * Frees the keys ({@code ?::text[]} queues and keys, with the scope of the enqueue that wants
-     * each, 'waiting' or 'active') whose job is no longer within that scope: not waiting (not in
-     * ready, scheduled or waiting), or, for 'active', not running either (no open position holds
-     * it). The key's row is deleted under its lock, so of two enqueues that want one key only the
+     * each, 'waiting' or 'active') whose job is no longer within that scope: for 'waiting', it has
+     * started (it is not in ready, scheduled or waiting, or it is there again for a retry, a snooze
+     * or after a lost lease: an attempt, a snooze or an expiry counted), for 'active', it has ended
+     * (in no home and no open position). A batch member's key is never freed. The key's row is deleted under its lock, so of two enqueues that want one key only the
      * first frees it. Returns each key wanted with {@code freed}: true when this statement freed it,
      * false when its job was past the scope but another enqueue changed the key first (its new job
-     * is to be looked at again, once that enqueue has committed); keys still held are not returned.
+     * is to be looked at again, once that enqueue has committed), NULL when its job is a batch
+     * member, whose key stays; other keys still held are not returned.
      */
     static final String JOB_KEYS_RELEASE = """
             WITH wanted AS (
@@ -564,11 +570,18 @@ final class JobSql {
                 FROM {job_key} AS job_key
                 JOIN wanted ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
             ), still_held AS (
-                SELECT id AS job_id FROM {ready} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                SELECT ready.id AS job_id FROM {ready} AS ready JOIN held ON held.job_id = ready.id
+                WHERE ready.id = ANY (ARRAY(SELECT job_id FROM held)) AND (held.scope = 'active' OR {never_started})
                 UNION ALL
-                SELECT id FROM {scheduled} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                SELECT scheduled.id FROM {scheduled} AS scheduled JOIN held ON held.job_id = scheduled.id
+                WHERE scheduled.id = ANY (ARRAY(SELECT job_id FROM held))
+                  AND (held.scope = 'active' OR {never_started_scheduled})
                 UNION ALL
                 SELECT id FROM {waiting} WHERE id = ANY (ARRAY(SELECT job_id FROM held))
+                UNION ALL
+                -- a batch member keeps its key: its batch counts it, and no job outside may take it
+                SELECT data.id FROM {job_data} AS data
+                WHERE data.id = ANY (ARRAY(SELECT job_id FROM held)) AND data.batch_id IS NOT NULL
                 UNION ALL
                 SELECT held.job_id FROM held
                 WHERE held.scope = 'active'
@@ -589,12 +602,18 @@ final class JobSql {
             FROM held
             WHERE held.job_id NOT IN (SELECT job_id FROM still_held)
               AND (held.queue, held.idempotency_key) NOT IN (SELECT queue, idempotency_key FROM freed)
+            UNION ALL
+            SELECT held.queue, held.idempotency_key, NULL
+            FROM held
+            JOIN {job_data} AS data ON data.id = held.job_id
+            WHERE data.id = ANY (ARRAY(SELECT job_id FROM held)) AND data.batch_id IS NOT NULL
             """;
 
     /**
      * Replaces, for each (queue, key) given ({@code ?::text[]} queues, keys, payloads, headers, due
-     * times or delays, and the input's position), the payload, headers and due time of the key's job
-     * while it has not started: its ready or scheduled row is taken (waiting, under its lock, for a
+     * times or delays, deadlines, timeouts and the input's position), the payload, headers, due
+     * time, deadline and timeout of the key's job while it has never started (no attempt, snooze or
+     * expiry counted: a retry is a started job's) and belongs to no batch: its ready or scheduled row is taken (waiting, under its lock, for a
      * claim that holds it: a job claimed meanwhile has started, and is left alone) and written again
      * where the new due time puts it; a job waiting for others keeps its home with the new due time.
      * The key's row must be locked by an earlier statement of the transaction
@@ -606,17 +625,23 @@ final class JobSql {
             WITH wanted AS (
                 SELECT *, coalesce(at::timestamptz,
                                    statement_timestamp() + coalesce(delay_ms, 0) * interval '1 millisecond') AS run_at
-                FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::int[])
-                     AS wanted(queue, idempotency_key, payload, headers, at, delay_ms, ord)
+                FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::timestamptz[],
+                            ?::bigint[], ?::int[])
+                     AS wanted(queue, idempotency_key, payload, headers, at, delay_ms, expires_at, timeout_ms, ord)
             ), held AS MATERIALIZED (
                 SELECT job_key.job_id, wanted.*
                 FROM {job_key} AS job_key
                 JOIN wanted ON wanted.queue = job_key.queue AND wanted.idempotency_key = job_key.idempotency_key
+                -- a batch member's payload is its batch's
+                WHERE NOT EXISTS (SELECT 1 FROM {job_data} AS data
+                                  WHERE data.id = job_key.job_id AND data.batch_id IS NOT NULL)
             ), from_ready AS (
-                DELETE FROM {ready} AS ready WHERE ready.id = ANY (ARRAY(SELECT job_id FROM held))
+                DELETE FROM {ready} AS ready
+                WHERE ready.id = ANY (ARRAY(SELECT job_id FROM held)) AND {never_started}
                 RETURNING ready.*
             ), from_scheduled AS (
-                DELETE FROM {scheduled} AS scheduled WHERE scheduled.id = ANY (ARRAY(SELECT job_id FROM held))
+                DELETE FROM {scheduled} AS scheduled
+                WHERE scheduled.id = ANY (ARRAY(SELECT job_id FROM held)) AND {never_started_scheduled}
                 RETURNING scheduled.*
             ), moved AS MATERIALIZED (
                 SELECT moved.id, moved.queue, moved.priority, held.run_at, moved.attempts, moved.max_attempts,
@@ -631,7 +656,8 @@ final class JobSql {
             ), replaced AS MATERIALIZED (
                 SELECT id, ord FROM moved UNION ALL SELECT id, ord FROM from_waiting
             ), data AS (
-                UPDATE {job_data} AS data SET payload = held.payload::jsonb, headers = held.headers::jsonb
+                UPDATE {job_data} AS data SET payload = held.payload::jsonb, headers = held.headers::jsonb,
+                                              expires_at = held.expires_at, timeout_ms = held.timeout_ms
                 FROM held
                 WHERE data.id = ANY (ARRAY(SELECT id FROM replaced)) AND data.id = held.job_id
             ), to_ready AS (
@@ -922,7 +948,14 @@ final class JobSql {
                 UNION ALL
                 (SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
                  FROM {ready} AS ready
-                 WHERE ready.queue = :queue AND ready.partition_key IS NULL AND ready.run_at <= now()
+                 WHERE ready.queue = :queue AND {ready_unkeyed} AND ready.run_at <= now()
+                 ORDER BY ready.priority, ready.run_at, ready.id
+                 LIMIT :limit)
+                UNION ALL
+                (SELECT ready.ctid AS row, ready.id, ready.priority, ready.run_at
+                 FROM {ready} AS ready
+                 WHERE ready.queue = :queue AND ready.partition_key IS NULL AND ready.fairness_key <> ''
+                   AND ready.run_at <= now()
                  ORDER BY ready.priority, ready.run_at, ready.id
                  LIMIT :limit)
             ), due AS (
@@ -1899,6 +1932,8 @@ final class JobSql {
                 .replace("{drop_keys}", DROP_KEYS).replace("{verdicts}", VERDICTS).replace("{ended}", ENDED_BEFORE)
                 .replace("{workflow_verdict}", WORKFLOW_VERDICT).replace("{workflow_gate}", WORKFLOW_GATE)
                 .replace("{ready_unkeyed}", UNKEYED).replace("{ready_keyed}", KEYED)
+                .replace("{never_started}", NEVER_STARTED.replace("{home}", "ready"))
+                .replace("{never_started_scheduled}", NEVER_STARTED.replace("{home}", "scheduled"))
                 .replace("{new_jobs}", NEW_JOBS).replace("{fresh_jobs}", FRESH_JOBS)
                 .replace("{batch_id_seq}", "'" + prefix + "batch_id_seq'")
                 .replace("{batch_id}", "NULL::bigint").replace("{member}", "NULL::boolean")

@@ -64,9 +64,9 @@ public record NewJob(
         return idempotencyKey != null && (keyScope != KeyScope.WHILE_RETAINED || replaceWaiting);
     }
 
-    /** The scope its key is taken over by: a replacing enqueue's is at least {@code WHILE_WAITING}. */
+    /** The scope its key is taken over by: a replacing enqueue's is {@code WHILE_WAITING}, whatever it named. */
     public KeyScope keyScopeForMove() {
-        return replaceWaiting && keyScope == KeyScope.WHILE_RETAINED ? KeyScope.WHILE_WAITING : keyScope;
+        return replaceWaiting ? KeyScope.WHILE_WAITING : keyScope;
     }
 
     /** Whether it waits for other jobs. */

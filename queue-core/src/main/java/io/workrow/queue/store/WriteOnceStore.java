@@ -427,6 +427,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         if (jobs.isEmpty()) {
             return List.of();
         }
+        if (jobs.stream().anyMatch(NewJob::keyMayMove)) {
+            // A key freed and taken again in one transaction: no other enqueue sees it free between.
+            return settling.execute(status -> insertManyMovingKeys(jobs));
+        }
+        return insertManyMovingKeys(jobs);
+    }
+
+    private List<Long> insertManyMovingKeys(List<NewJob> jobs) {
         Long[] ids = new Long[jobs.size()];
         insertFresh(jobs, null, ids);
         for (int round = 1; round <= KEY_ROUNDS; round++) {
@@ -461,6 +469,11 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 if (ids[i] == null) {
                     NewJob job = jobs.get(i);
                     ids[i] = existing.get(List.of(job.queue(), job.idempotencyKey()));
+                    if (ids[i] == null) {
+                        throw new org.springframework.dao.TransientDataAccessResourceException("The idempotency key of "
+                                + job.queue() + " changed hands " + KEY_ROUNDS + " times during this enqueue; enqueue"
+                                + " it again");
+                    }
                 }
             }
         }
@@ -501,6 +514,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                     column(replacing, "text", NewJob::headersJson),
                     column(replacing, "text", job -> job.runAt() == null ? null : job.runAt().toString()),
                     column(replacing, "int8", NewJob::delayMillis),
+                    column(replacing, "text", job -> job.expiresAt() == null ? null : job.expiresAt().toString()),
+                    column(replacing, "int8", NewJob::timeoutMillis),
                     column(positions, "int4", position -> position)),
                     rs -> {
                         replaced.put(rs.getInt("ord"), rs.getLong("id"));
@@ -539,8 +554,15 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             return List.of();
         }
         List<NewJob> wanting = movable.stream().map(jobs::get).toList();
+        // The keys' rows in key order first, as the inserts and replacements take them: two enqueues
+        // of overlapping keys wait for each other in line, not in a circle.
+        jdbc.query(arrays(keysLock,
+                column(wanting, "text", NewJob::queue),
+                column(wanting, "text", NewJob::idempotencyKey)), rs -> {
+                });
         Set<List<String>> freed = new java.util.HashSet<>();
         Set<List<String>> contended = new java.util.HashSet<>();
+        Set<List<String>> members = new java.util.HashSet<>();
         jdbc.query(arrays(keysRelease,
                 column(wanting, "text", NewJob::queue),
                 column(wanting, "text", NewJob::idempotencyKey),
@@ -548,7 +570,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                         ? "waiting" : "active")),
                 rs -> {
                     List<String> key = List.of(rs.getString("queue"), rs.getString("idempotency_key"));
-                    (rs.getBoolean("freed") ? freed : contended).add(key);
+                    boolean wasFreed = rs.getBoolean("freed");
+                    (rs.wasNull() ? members : wasFreed ? freed : contended).add(key);
                 });
         List<Integer> insert = new ArrayList<>();
         List<Integer> lookAgain = new ArrayList<>();
@@ -558,7 +581,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             // One new job per freed key: the first request of the call that wants it.
             if (freed.remove(key)) {
                 insert.add(index);
-            } else if (contended.contains(key) || job.replaceWaiting()) {
+            } else if (contended.contains(key) || (job.replaceWaiting() && !members.contains(key))) {
                 lookAgain.add(index);
             }
         }

@@ -138,8 +138,9 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_KEYS_RELEASE", new PlanCheck("text[], text[], text[]", "'{q0}', '{key-2}', '{active}'",
                 Set.of("workrow_job_key_pkey", "workrow_ready_id_idx", "workrow_scheduled_id_idx",
                         "workrow_waiting_pkey"), true));
-        CHECKS.put("JOB_REPLACE_WAITING", new PlanCheck("text[], text[], text[], text[], text[], bigint[], int[]",
-                "'{q0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{1}'",
+        CHECKS.put("JOB_REPLACE_WAITING", new PlanCheck(
+                "text[], text[], text[], text[], text[], bigint[], timestamptz[], bigint[], int[]",
+                "'{q0}', '{key-2}', '{\"{}\"}', '{\"{}\"}', '{null}', '{0}', '{null}', '{null}', '{1}'",
                 Set.of("workrow_job_key_pkey", "workrow_ready_id_idx", "workrow_scheduled_id_idx",
                         "workrow_waiting_pkey"), true));
         CHECKS.put("JOB_CLAIM", new PlanCheck("text, boolean, text, text, text, text, int, text, int, int, text, bigint",

@@ -160,10 +160,59 @@ class KeyScopeTests {
     }
 
     @Test
+    void aStartedJobBackForARetryNeitherHoldsAWaitingKeyNorIsReplaced() {
+        long first = enqueue(KeyScope.WHILE_WAITING, 1);
+        database.store().claims().endMany(List.of(PositionEnd.failed(claim(), "partner down", Duration.ZERO)));
+        assertThat(statusOf(first)).as("back for its retry").isEqualTo("pending");
+
+        long second = enqueue(KeyScope.WHILE_WAITING, 2);
+        assertThat(second).as("the first started once: the key made a new job").isNotEqualTo(first);
+        assertThat(replace(3, Duration.ZERO)).as("the new job never started: replaced").isEqualTo(second);
+        assertThat(payloadOf(second)).isEqualTo("3");
+
+        // The key's job now starts and comes back for a retry: a replacement makes a new job.
+        database.jdbc().update("UPDATE workrow_ready SET priority = -1 WHERE id = ?", second);
+        ClaimedPosition secondRunning = claim();
+        assertThat(secondRunning.id()).isEqualTo(second);
+        database.store().claims().endMany(List.of(PositionEnd.failed(secondRunning, "partner down", Duration.ZERO)));
+        long third = replace(4, Duration.ZERO);
+        assertThat(third).isNotIn(first, second);
+        assertThat(payloadOf(second)).as("a retry keeps the payload it started with").isEqualTo("3");
+    }
+
+    @Test
+    void aReplacementAlsoMovesTheDeadlineAndCannotWaitForOtherJobs() {
+        long first = jobQueue.enqueue(JobRequest.of("refresh", new Refresh(1)).idempotencyKey("account-7")
+                .delay(Duration.ofMinutes(1)).expiresAt(java.time.Instant.now().plusSeconds(120)).replaceWaiting());
+        java.time.Instant later = java.time.Instant.now().plus(Duration.ofHours(2));
+        assertThat(jobQueue.enqueue(JobRequest.of("refresh", new Refresh(2)).idempotencyKey("account-7")
+                .delay(Duration.ofHours(1)).expiresAt(later).replaceWaiting())).isEqualTo(first);
+        assertThat(database.jdbc().queryForObject("SELECT expires_at FROM workrow_job_data WHERE id = ?",
+                java.sql.Timestamp.class, first).toInstant())
+                .isCloseTo(later, org.assertj.core.api.Assertions.within(1, java.time.temporal.ChronoUnit.MILLIS));
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> jobQueue.enqueue(JobRequest.of("refresh",
+                new Refresh(3)).idempotencyKey("account-7").after(first).replaceWaiting()))
+                .hasMessageContaining("cannot wait for other jobs");
+    }
+
+    @Test
+    void noEnqueueOutsideABatchFreesOrReplacesAMembersKey() {
+        io.workrow.queue.BatchReceipt batch = jobQueue.batch()
+                .add(JobRequest.of("refresh", new Refresh(1)).idempotencyKey("account-7")).enqueue();
+        long member = batch.jobIds().get(0);
+        assertThat(replace(2, Duration.ZERO)).isEqualTo(member);
+        assertThat(payloadOf(member)).as("a member's payload is its batch's").isEqualTo("1");
+
+        complete(claim());
+        assertThat(enqueue(KeyScope.WHILE_ACTIVE, 3)).as("its key stays with the member").isEqualTo(member);
+    }
+
+    @Test
     void replaceWaitingOnAJobWaitingForOthersKeepsItWaiting() {
         long dependency = jobQueue.enqueue(JobRequest.of("refresh", new Refresh(0)).delay(Duration.ofHours(1)));
         long waiter = jobQueue.enqueue(JobRequest.of("refresh", new Refresh(1)).idempotencyKey("account-7")
-                .after(dependency).replaceWaiting());
+                .after(dependency));
 
         assertThat(replace(2, Duration.ofMinutes(5))).isEqualTo(waiter);
 

@@ -551,7 +551,7 @@ public class WorkrowProperties {
         /** At most this many of the queue's jobs running at once across every node, whatever each node's concurrency (declared in the database at start; QueueAdmin can override it at run time). Unset: no cluster-wide cap. Not with a prefetch. */
         private Integer globalConcurrency;
 
-        /** At most this many jobs of one partition key running at once across every node (declared in the database at start). Unset: no per-key cap. Not with ordered or fairness (an ordered queue runs one job per key in order), nor with a prefetch. */
+        /** At most this many jobs of one partition key running at once across every node that configures it: every node working the queue must set the same value. Unset: no per-key cap. Not with ordered or fairness (an ordered queue runs one job per key in order), nor with a prefetch. */
         private Integer keyConcurrency;
 
         public Integer getKeyConcurrency() {
