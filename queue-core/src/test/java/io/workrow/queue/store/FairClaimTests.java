@@ -265,6 +265,29 @@ class FairClaimTests {
         });
     }
 
+    /**
+     * What a claim under a per-key cap ({@code key-concurrency}) reads over 1,000 partition keys as
+     * the backlog grows tenfold, with half its jobs keyless (a fairness key alone): a probe or two per
+     * key, and the keyless jobs through their claim indexes, not a walk of the backlog.
+     */
+    @Test
+    void aKeyCappedClaimReadsAboutOneProbePerKeyNotTheBacklog() throws Exception {
+        Map<String, Object> values = new HashMap<>();
+        values.put("queue", "reports");
+        values.put("worker", "w");
+        values.put("limit", 16);
+        values.put("lease_ms", 60_000L);
+        values.put("probes", false);
+        values.put("key_cap", 2);
+        insertBacklog(1, 10_000);
+        int shallow = ClaimCost.buffers(database, "JOB_CLAIM_KEY_CAPPED", values);
+        insertBacklog(10_001, 100_000);
+        int deep = ClaimCost.buffers(database, "JOB_CLAIM_KEY_CAPPED", values);
+        System.out.printf("JOB_CLAIM_KEY_CAPPED of 16 over 1,000 keys: %d buffers at 10,000 jobs, %d at 100,000%n",
+                shallow, deep);
+        assertThat(deep).as("ten times the backlog, %d buffers against %d", deep, shallow).isLessThan(2 * shallow);
+    }
+
     /** Jobs {@code from..to} over 1,000 keys: half keyed by partition key, half by a fairness key alone. */
     private void insertBacklog(int from, int to) {
         List<NewJob> jobs = new ArrayList<>();
