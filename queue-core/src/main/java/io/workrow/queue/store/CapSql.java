@@ -61,6 +61,11 @@ final class CapSql {
             ORDER BY cap.queue
             """;
 
+    /** The queues with a cluster-wide cap in force: what every runtime looks at every two seconds. */
+    static final String CAP_QUEUES = """
+            SELECT queue FROM {queue_cap} WHERE coalesce(set_by_hand, configured) IS NOT NULL
+            """;
+
     /**
      * A capped claim's first statement: locks the queue's cap row, so that the claims of one capped
      * queue take turns across nodes, and reads its cap. No row, or no cap: the queue is not capped.

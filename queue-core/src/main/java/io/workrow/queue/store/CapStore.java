@@ -26,6 +26,7 @@ public final class CapStore {
     private final String set;
     private final String clear;
     private final String list;
+    private final String queues;
 
     CapStore(JdbcTemplate timed, SqlIdentifier schema) {
         this.timed = timed;
@@ -33,6 +34,7 @@ public final class CapStore {
         this.set = JobSql.render(CapSql.CAP_SET, schema);
         this.clear = JobSql.render(CapSql.CAP_CLEAR, schema);
         this.list = JobSql.render(CapSql.CAP_LIST, schema);
+        this.queues = JobSql.render(CapSql.CAP_QUEUES, schema);
     }
 
     /**
@@ -63,6 +65,11 @@ public final class CapStore {
     /** Clears {@code queue}'s cap set by hand; false when it had none. */
     public boolean clear(String queue) {
         return timed.update(clear, queue) > 0;
+    }
+
+    /** The queues with a cluster-wide cap in force, without counting their running jobs. */
+    public java.util.Set<String> cappedQueues() {
+        return java.util.Set.copyOf(timed.queryForList(queues, String.class));
     }
 
     /** Every capped queue with its jobs claimed now. */

@@ -1,11 +1,8 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.ConcurrencyCap;
 import io.workrow.queue.store.CapStore;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,9 +50,8 @@ final class QueueCaps {
             }
             refreshedAt = now;
             try {
-                Map<String, Integer> caps = store.list().stream()
-                        .collect(Collectors.toMap(ConcurrencyCap::queue, ConcurrencyCap::cap));
-                inDatabase = Set.copyOf(caps.keySet());
+                // Names only: the running counts of CapStore.list() would read every claim row.
+                inDatabase = store.cappedQueues();
             } catch (RuntimeException e) {
                 // The last view stands; the capped path re-reads the cap under its lock anyway.
                 log.debug("Could not read the queues' concurrency caps: {}", e.toString());
