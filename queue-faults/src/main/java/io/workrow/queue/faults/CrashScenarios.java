@@ -73,7 +73,7 @@ final class CrashScenarios {
 
     /**
      * A cap of {@value #CAP} on three workers with 16 handlers each, and kill -9 of one while it runs
-     * capped jobs: from the ledger of every run's start and end (the database's clock; a killed
+     * capped jobs (200 of 150 ms): from the ledger of every run's start and end (the database's clock; a killed
      * run ends at the kill), no instant has more than the cap running, and the killed worker's
      * slots come back when its leases do.
      */
@@ -86,9 +86,11 @@ final class CrashScenarios {
             workers.add(fleet.start(name, 0, capped));
         }
         workers.forEach(worker -> worker.awaitStarted(START));
-        List<Long> ids = fleet.enqueueTo(FaultWorker.CAPPED_QUEUE, 300, 40);
+        // 200 jobs of 150 ms take six seconds at the cap: long enough that the victim, which gets
+        // a slot only when its claim comes before the others', is caught holding one.
+        List<Long> ids = fleet.enqueueTo(FaultWorker.CAPPED_QUEUE, 200, 150);
         WorkerJvm victim = workers.get(0);
-        Waits.until(Duration.ofMinutes(1), victim.name() + " to run capped jobs", () -> fleet.held(victim) >= 2);
+        Waits.until(Duration.ofMinutes(1), victim.name() + " to run capped jobs", () -> fleet.held(victim) >= 1);
         long heldAtKill = fleet.held(victim);
         victim.kill9();
         Timestamp killedAt = jdbc.queryForObject("SELECT clock_timestamp()", Timestamp.class);
