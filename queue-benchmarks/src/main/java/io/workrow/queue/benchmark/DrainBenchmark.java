@@ -55,6 +55,8 @@ public final class DrainBenchmark {
         // --global-concurrency=N caps the queue across nodes (docs/patterns.md): each claim then locks
         // the queue's cap row and counts its open positions first.
         int globalConcurrency = Integer.parseInt(options.getOrDefault("global-concurrency", "0"));
+        // --handler-ms=N gives each job N ms of work (a partner call), in place of none.
+        long handlerNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(options.getOrDefault("handler-ms", "0")));
 
         try (HikariDataSource dataSource = dataSource(options)) {
             JdbcTemplate jdbc = new JdbcTemplate(dataSource);
@@ -65,8 +67,9 @@ public final class DrainBenchmark {
             JdbcJobQueue jobQueue = new JdbcJobQueue(store, JacksonPayloadCodec.withDefaultMapper());
 
             System.out.printf("Workrow drain benchmark: jobs=%d concurrency=%d batch-size=%d prefetch=%s"
-                    + " global-concurrency=%s cores=%d java=%s%n", jobs, concurrency, batchSize, prefetchOption,
-                    globalConcurrency == 0 ? "none" : Integer.toString(globalConcurrency),
+                    + " global-concurrency=%s handler-ms=%d cores=%d java=%s%n", jobs, concurrency, batchSize,
+                    prefetchOption, globalConcurrency == 0 ? "none" : Integer.toString(globalConcurrency),
+                    TimeUnit.NANOSECONDS.toMillis(handlerNanos),
                     Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
             System.out.printf("PostgreSQL: %s%n", jdbc.queryForObject("SHOW server_version", String.class));
 
@@ -85,6 +88,9 @@ public final class DrainBenchmark {
             WorkerRuntime runtime = WorkerRuntime.builder(dataSource)
                     .schema(schema.name())
                     .handler(QUEUE, NoOp.class, (job, context) -> {
+                        if (handlerNanos > 0) {
+                            LockSupport.parkNanos(handlerNanos);
+                        }
                         int index = handled.getAndIncrement();
                         delays[index] = Duration.between(context.runAt(), Instant.now()).toMillis();
                         if (index + 1 == jobs) {

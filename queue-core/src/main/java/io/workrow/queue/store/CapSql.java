@@ -89,11 +89,18 @@ final class CapSql {
     /**
      * A capped claim's second statement, in a snapshot taken after the lock: the queue's open
      * positions on every node, which only claims raise (and they wait for the lock) while ends,
-     * cancels and the sweeper lower.
+     * cancels and the sweeper lower, less those of the claiming node's jobs that have finished
+     * running and wait for their end to be written (tokens and positions, as parallel arrays): a
+     * slot is free once its handler has returned, not only once the writer's batch is committed.
      */
     static final String CAP_RUNNING = """
-            SELECT coalesce(sum(length(replace((settled | dropped)::text, '1', ''))), 0)::int
-            FROM {claim}
-            WHERE queue = ?
+            SELECT (coalesce(sum(length(replace((claim.settled | claim.dropped)::text, '1', ''))), 0)
+                    - (SELECT count(*)
+                       FROM unnest(?::bigint[], ?::int[]) AS finished(token, position)
+                       JOIN {claim} AS mine ON mine.token = finished.token
+                       WHERE get_bit(mine.settled, finished.position - 1) = 0
+                         AND get_bit(mine.dropped, finished.position - 1) = 0))::int
+            FROM {claim} AS claim
+            WHERE claim.queue = ?
             """;
 }

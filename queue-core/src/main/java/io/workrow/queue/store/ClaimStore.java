@@ -96,12 +96,34 @@ public interface ClaimStore {
     boolean extendLease(ClaimedPosition job, Duration lease);
 
     /**
-     * Runs {@code claim} within {@code queue}'s cluster-wide concurrency cap: it is called with the
-     * room the cap leaves (at most {@code limit}; not at all when none is left), in a transaction
-     * holding the queue's cap row, so that no two nodes claim the same room. Without a cap in the
-     * database, {@code claim} gets {@code limit}.
+     * Runs {@code claim} within {@code queue}'s cluster-wide concurrency cap, in a transaction
+     * holding the queue's cap row, so that no two nodes claim the same room. Of {@code limit},
+     * {@code forSlots} are for free handler slots and the rest for the poller's line: {@code claim}
+     * is called with the room the cap leaves for the slots, plus at most half of what is left after
+     * them for the line ({@link #LINE_SHARE}), and not at all when there is no room. {@code finished}
+     * are this node's jobs of the queue whose handlers have returned and whose ends are not written
+     * yet: their slots count as free. Without a cap in the database, {@code claim} gets {@code limit}.
      */
-    List<ClaimedPosition> claimCapped(String queue, int limit, IntFunction<List<ClaimedPosition>> claim);
+    List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
+            IntFunction<List<ClaimedPosition>> claim);
+
+    /**
+     * The share of a cap's room a claim may take for its line once its free slots have theirs: jobs
+     * in line count against the cap while they wait, so a line never takes the last of the room,
+     * and another node's free slots find at least as much room as the line took.
+     */
+    double LINE_SHARE = 0.5;
+
+    /**
+     * How many jobs a claim under a cap takes: its free slots first, then at most
+     * {@link #LINE_SHARE} of the room left after them for its line; never more than {@code limit}.
+     */
+    static int roomUnderCap(int cap, int open, int limit, int forSlots) {
+        int room = Math.max(0, cap - open);
+        int slots = Math.min(Math.min(forSlots, limit), room);
+        int line = (int) Math.min(limit - slots, Math.floor((room - slots) * LINE_SHARE));
+        return slots + Math.max(0, line);
+    }
 
     /** The same statements on another data source (the runtime's reserved connections). */
     ClaimStore on(DataSource dataSource);

@@ -297,11 +297,12 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     /**
      * A capped queue's claim ({@link CapSql}): in one transaction, locks the queue's cap row (the
      * claims of one capped queue take turns, on every node), counts its open positions in a
-     * snapshot taken after the lock, and claims at most the room left. Ends and the sweeper only
-     * lower the count meanwhile, so the cap holds when the claim commits.
+     * snapshot taken after the lock, and claims at most the room left ({@link ClaimStore#roomUnderCap}). Ends
+     * and the sweeper only lower the count meanwhile, so the cap holds when the claim commits.
      */
     @Override
-    public List<ClaimedPosition> claimCapped(String queue, int limit, IntFunction<List<ClaimedPosition>> claim) {
+    public List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
+            IntFunction<List<ClaimedPosition>> claim) {
         return capped.execute(status -> {
             // As GenericPlans would outside a transaction: the claim below joins this one.
             timed.execute("SET LOCAL plan_cache_mode = force_generic_plan");
@@ -314,8 +315,14 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
             if (cap == null) {
                 return claim.apply(limit);
             }
-            Integer running = timed.queryForObject(capRunning, Integer.class, queue);
-            int room = Math.min(limit, cap - (running == null ? 0 : running));
+            int running = timed.query(connection -> {
+                PreparedStatement statement = connection.prepareStatement(capRunning);
+                statement.setArray(1, column(finished, "bigint", ClaimedPosition::token).create(connection));
+                statement.setArray(2, column(finished, "integer", ClaimedPosition::position).create(connection));
+                statement.setString(3, queue);
+                return statement;
+            }, rs -> rs.next() ? rs.getInt(1) : 0);
+            int room = ClaimStore.roomUnderCap(cap, running, limit, forSlots);
             if (room <= 0) {
                 return List.of();
             }

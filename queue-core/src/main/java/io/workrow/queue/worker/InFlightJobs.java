@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.store.ClaimedPosition;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -34,6 +35,16 @@ final class InFlightJobs {
     /** The runs of job {@code id} held here: usually none or one, two while a lost run winds down. */
     List<RunningJob> runsOf(long id) {
         return runs.values().stream().filter(run -> run.id() == id).toList();
+    }
+
+    /**
+     * {@code queue}'s runs whose handlers have returned (or never started) and whose outcomes wait to
+     * be recorded: none of them runs any more, though the database still counts its position open.
+     */
+    List<ClaimedPosition> finishedOf(String queue) {
+        return runs.values().stream()
+                .filter(run -> run.job().queue().equals(queue) && run.finishing() && !run.handlerRunning())
+                .map(RunningJob::job).toList();
     }
 
     int size() {

@@ -8,6 +8,7 @@ import io.workrow.queue.worker.cluster.WorkerRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
@@ -22,6 +23,14 @@ interface JobClaimer {
     List<ClaimedPosition> claim(int limit, boolean probes);
 
     /**
+     * Claims up to {@code limit} jobs, of which {@code forSlots} are for free handler slots and the
+     * rest for the poller's line; only a capped queue's claim tells them apart.
+     */
+    default List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
+        return claim(limit, probes);
+    }
+
+    /**
      * How long the poller waits after a claim came back short before it looks again, unless an
      * insert wakes it: {@code pollInterval}, for every queue whose jobs become claimable with a
      * notification (an insert, a completion, a resume).
@@ -33,13 +42,22 @@ interface JobClaimer {
     /**
      * {@code claimer} within {@code queue}'s cluster-wide concurrency cap, when the queue has one
      * ({@code caps}): its claims then run in the capped transaction of {@code store}, with the room
-     * the cap leaves.
+     * the cap leaves its free slots and a share of the rest for its line. {@code finished} gives this
+     * node's jobs of the queue that have stopped running while their ends wait to be written.
      */
-    static JobClaimer capped(JobClaimer claimer, ClaimStore store, String queue, QueueCaps caps) {
+    static JobClaimer capped(JobClaimer claimer, ClaimStore store, String queue, QueueCaps caps,
+            Supplier<List<ClaimedPosition>> finished) {
         return new JobClaimer() {
             @Override
             public List<ClaimedPosition> claim(int limit, boolean probes) {
-                return caps.capped(queue) ? store.claimCapped(queue, limit, room -> claimer.claim(room, probes))
+                return claim(limit, limit, probes);
+            }
+
+            @Override
+            public List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
+                return caps.capped(queue)
+                        ? store.claimCapped(queue, limit, forSlots, finished.get(),
+                                room -> claimer.claim(room, probes))
                         : claimer.claim(limit, probes);
             }
 

@@ -22,6 +22,11 @@ final class PollerRoom {
         return Math.max(0, slots + prefetch - held.get());
     }
 
+    /** Handler slots neither running a job nor promised to one in line. */
+    int freeSlots() {
+        return Math.max(0, slots - held.get());
+    }
+
     /** The most one claim may fill: every slot and the whole prefetch. */
     int capacity() {
         return slots + prefetch;

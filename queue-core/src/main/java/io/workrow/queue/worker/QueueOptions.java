@@ -28,14 +28,15 @@ import java.util.Locale;
  *     overlaps running handlers; zero claims only for free slots; {@link #ADAPTIVE_PREFETCH} (the
  *     default) lets the runtime keep about {@link AdaptivePrefetch#HORIZON} of its handlers'
  *     measured throughput in line, at most two claims ({@code 2 × batchSize}). A fixed prefetch is
- *     not available with a circuit breaker, nor with burst or spaced fairness, whose limits count
- *     claims; there the adaptive one stays at zero
+ *     not available with a circuit breaker, nor with burst or spaced fairness or a per-key cap, whose
+ *     limits count claims; there the adaptive one stays at zero
  * @param maxAttempts the attempts a job of this queue gets when its enqueue names none; declared
  *     in the database at start, where {@code workrow_enqueue} (SQL) reads it
  * @param maxSnoozes how often one job may snooze ({@code SnoozeJobException}) before its next
  *     snooze counts as a failed attempt
  * @param globalConcurrency at most this many of the queue's jobs claimed at once across every node
- *     (declared in the database at start; 0 for no cap); with it, claims take no prefetch
+ *     (declared in the database at start; 0 for no cap). Jobs in line count against it, so a claim
+ *     takes for its line at most half the room the cap leaves after its free slots
  * @param keyConcurrency at most this many jobs of one partition key claimed at once across every
  *     node (0 for no cap); not with ordering or fairness, and claims then take no prefetch
  */
@@ -92,11 +93,6 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         if (prefetch > 0 && keyConcurrency > 0) {
             throw new IllegalArgumentException("prefetch is not available with key-concurrency: jobs claimed ahead"
                     + " would hold their keys' slots while they wait (prefetch " + prefetch + ")");
-        }
-        if (prefetch > 0 && globalConcurrency > 0) {
-            // Jobs waiting in one node's line would hold slots of the cap that idle nodes could use.
-            throw new IllegalArgumentException("prefetch is not available with global-concurrency: jobs claimed"
-                    + " ahead would hold the cap's slots while they wait (prefetch " + prefetch + ")");
         }
         if (prefetch < 0 && prefetch != ADAPTIVE_PREFETCH) {
             throw new IllegalArgumentException("prefetch must be at least 0, or ADAPTIVE_PREFETCH (-1) to let the"
@@ -229,7 +225,8 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
 
     /**
      * At most {@code globalConcurrency} of the queue's jobs claimed at once across every node (0: no
-     * cap); claims then take no prefetch.
+     * cap); jobs in line count against it, and a claim takes for its line at most half the room the
+     * cap leaves after its free slots.
      */
     public QueueOptions withGlobalConcurrency(int globalConcurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
@@ -273,7 +270,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     private boolean limitsCountClaims() {
-        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) || capped();
+        return breaker != null || (fairness.fair() && fairness.mode() != FairnessMode.WEIGHTED) || keyConcurrency > 0;
     }
 
     /** How the sweeper recovers {@code queue}'s jobs under these options: its backoff and max-lease-expiries. */

@@ -158,7 +158,8 @@ public final class WorkerRuntime implements AutoCloseable {
                 networkTimeoutMillis);
         this.writer = new ResultWriter(claims.on(writerConnection), store.on(writerConnection).breakers(), inFlight,
                 builder.metrics, breakers, queue -> {
-            // An ordered queue's key, and a capped queue's slot, free up once the outcome is written.
+            // An ordered queue's key frees up once the outcome is written, and so does a capped queue's
+            // slot in every other node's count.
             if (orderedQueues.contains(queue) || cappedQueues.contains(queue)) {
                 wake(queue);
             }
@@ -178,7 +179,8 @@ public final class WorkerRuntime implements AutoCloseable {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
             JobClaimer claimer = JobClaimer.capped(JobClaimer.forQueue(registration, claimsFor(registration),
-                    store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps);
+                    store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps,
+                    () -> inFlight.finishedOf(registration.queue()));
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
                     builder.metrics, threads, builder.pollInterval));
         }
@@ -429,7 +431,7 @@ public final class WorkerRuntime implements AutoCloseable {
         startServices();
         JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
                 name -> JobClaimer.capped(JobClaimer.forDrain(registration, claimsFor(registration), store.fairness(),
-                        workerId), claimsFor(registration), name, caps));
+                        workerId), claimsFor(registration), name, caps, () -> inFlight.finishedOf(name)));
         promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
         Set<Long> ran = new HashSet<>();

@@ -11,6 +11,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
@@ -132,7 +133,7 @@ class GlobalConcurrencyTests {
         // A node claims three jobs within the cap and dies: nothing ends them, nothing renews them.
         JobStore crashed = otherNode();
         crashed.caps().declare("crashed", Map.of("partner", 5));
-        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", 10,
+        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", 10, 10, List.of(),
                 room -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
         assertThat(held).hasSize(3);
         enqueue(40, 50);
@@ -245,15 +246,92 @@ class GlobalConcurrencyTests {
     }
 
     @Test
-    void aCapTakesNoPrefetchAndBadValuesAreRefused() {
-        assertThat(QueueOptions.defaults().withGlobalConcurrency(5).mostPrefetched()).isZero();
-        assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5))
-                .hasMessageContaining("prefetch is not available with global-concurrency");
+    void aLineTakesAtMostHalfTheRoomLeftAfterTheFreeSlotsSoOtherNodesSlotsFindRoom() {
+        enqueue(60, 0);
+        database.store().caps().declare("a", Map.of("partner", 10));
+        // Each asks for 2 free slots and a line of 100, as a node of concurrency 2 and prefetch 100 would.
+        assertThat(claimAsNode("a")).as("2 slots, and 4 of the 8 left for the line").isEqualTo(6);
+        assertThat(claimAsNode("b")).as("2 slots, and 1 of the 2 left").isEqualTo(3);
+        assertThat(claimAsNode("c")).as("the last one for a slot, none for a line").isEqualTo(1);
+        assertThat(claimAsNode("d")).as("the cap is full").isZero();
+        assertThat(admin.concurrencyCaps()).singleElement().extracting(ConcurrencyCap::running).isEqualTo(10);
+
+        assertThat(ClaimStore.roomUnderCap(10, 9, 102, 0)).as("a line never takes the last slot").isZero();
+        assertThat(ClaimStore.roomUnderCap(10, 8, 102, 0)).as("nor more than half of two").isEqualTo(1);
+        assertThat(ClaimStore.roomUnderCap(1000, 16, 4000, 16)).as("a cap far from full").isEqualTo(16 + 484);
+        assertThat(ClaimStore.roomUnderCap(1000, 16, 40, 16)).as("no more than asked").isEqualTo(40);
+        assertThat(ClaimStore.roomUnderCap(5, 7, 10, 10)).as("over the cap (lowered by hand)").isZero();
+    }
+
+    private int claimAsNode(String worker) {
+        return claimAsNode(worker, List.of()).size();
+    }
+
+    private List<ClaimedPosition> claimAsNode(String worker, List<ClaimedPosition> finished) {
+        return database.store().claims().claimCapped("partner", 102, 2, finished, room -> database.store().claims()
+                .claim("partner", worker, room, Duration.ofMinutes(1), false));
+    }
+
+    @Test
+    void aJobWhoseHandlerReturnedFreesItsSlotForItsNodesNextClaimBeforeItsEndIsWritten() {
+        enqueue(20, 0);
+        database.store().caps().declare("a", Map.of("partner", 4));
+        List<ClaimedPosition> held = claimAsNode("a", List.of());
+        assertThat(held).as("2 slots and 1 of the 2 left").hasSize(3);
+        assertThat(claimAsNode("a", List.of())).as("1 slot left, for no line").hasSize(1);
+        assertThat(claimAsNode("a", List.of())).isEmpty();
+        // Two handlers returned; their ends are not written: the node's claim counts their slots free.
+        List<ClaimedPosition> again = claimAsNode("a", held.subList(0, 2));
+        assertThat(again).hasSize(2);
+        assertThat(claimAsNode("b", List.of())).as("another node still counts them").isEmpty();
+        assertThat(claimAsNode("a", held.subList(0, 2))).as("counted free once, not twice").isEmpty();
+        assertThat(admin.concurrencyCaps()).singleElement().extracting(ConcurrencyCap::running).isEqualTo(6);
+    }
+
+    @Test
+    void nodesWithLinesUnderACapOfSixNeverRunMoreThanSixAndALateNodesSlotsFindRoom() {
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(6).withConcurrency(3);
+        node(database.store(), options.withPrefetch(100)).start();
+        enqueue(90, 40);
+        // The first node holds a line beside its three running jobs: more than its slots are claimed.
+        await().atMost(Duration.ofSeconds(10)).until(() -> admin.concurrencyCaps().stream()
+                .anyMatch(cap -> cap.running() > 3));
+        int before = ledger.size();
+        AtomicInteger secondRan = new AtomicInteger();
+        JobStore store = otherNode();
+        WorkerRuntime second = WorkerRuntime.builder(store.dataSource()).store(store)
+                .pollInterval(Duration.ofMillis(200))
+                .handler("partner", Call.class, (call, job) -> {
+                    long start = System.nanoTime();
+                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+                    secondRan.incrementAndGet();
+                    Thread.sleep(call.napMillis());
+                    ledger.add(new long[] {start, System.nanoTime()});
+                }, options.withPrefetch(0))
+                .build();
+        runtimes.add(second);
+        second.start();
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == 90);
+
+        assertThat(mostAtOnce()).as("lines count against the cap").isLessThanOrEqualTo(6);
+        assertThat(secondRan.get()).as("the late node's free slots found room beside the first node's line (%d"
+                + " had run before it started)", before).isGreaterThanOrEqualTo(3);
+        assertThat(runs).hasSize(90).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
+    void aKeyCapTakesNoPrefetchAndBadValuesAreRefused() {
+        assertThat(QueueOptions.defaults().withGlobalConcurrency(5).adaptsPrefetch()).as("a line within the cap")
+                .isTrue();
+        assertThat(QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5).mostPrefetched()).isEqualTo(4);
         assertThatThrownBy(() -> QueueOptions.defaults().withGlobalConcurrency(-1))
                 .hasMessageContaining("global-concurrency");
         assertThatThrownBy(() -> admin.setGlobalConcurrency("partner", 0, null))
                 .hasMessageContaining("at least 1");
         assertThat(QueueOptions.defaults().withKeyConcurrency(2).mostPrefetched()).isZero();
+        assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withKeyConcurrency(2))
+                .hasMessageContaining("prefetch is not available with key-concurrency");
         assertThatThrownBy(() -> QueueOptions.defaults().withOrdering(KeyOrdering.BLOCK).withKeyConcurrency(2))
                 .hasMessageContaining("key-concurrency is not available with ordered or fair queues");
     }

@@ -281,11 +281,6 @@ public final class WorkrowSettings {
             }
             if (globalConcurrency != null) {
                 atLeast(prefix + ".global-concurrency", 1, globalConcurrency);
-                if (prefetch != null && prefetch > 0) {
-                    throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
-                            "not available with " + prefix + ".global-concurrency: jobs claimed ahead would hold the"
-                                    + " cap's slots while they wait");
-                }
             }
             String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
             positive(leaseKey, lease);
