@@ -69,9 +69,14 @@ final class CapSql {
     /**
      * A capped claim's first statement: locks the queue's cap row, so that the claims of one capped
      * queue take turns across nodes, and reads its cap. No row, or no cap: the queue is not capped.
+     * In the same round trip it reads the transaction's isolation (the count that follows needs
+     * READ COMMITTED) and turns on generic plans for the rest of the transaction, as a claim
+     * outside one has them.
      */
     static final String CAP_LOCK = """
-            SELECT coalesce(set_by_hand, configured) AS cap
+            SELECT coalesce(set_by_hand, configured) AS cap,
+                   current_setting('transaction_isolation') AS isolation,
+                   set_config('plan_cache_mode', 'force_generic_plan', true) AS plans
             FROM {queue_cap}
             WHERE queue = ?
             FOR NO KEY UPDATE

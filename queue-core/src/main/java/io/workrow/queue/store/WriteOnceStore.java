@@ -81,13 +81,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String batchInsertManyAfter;
     /** The moves that make jobs terminal and the settle of their dependents, committed together. */
     private final org.springframework.transaction.support.TransactionTemplate settling;
-    private final String capLock;
-    private final String capEnsure;
     private final String keysRelease;
     private final String replaceWaiting;
     private final String keysLock;
-    private final org.springframework.transaction.support.TransactionTemplate capped;
-    private final String capRunning;
+    private final CappedClaim capped;
     private final String findByIdempotencyKeys;
     private final String claim;
     private final NamedStatement claimOrdered;
@@ -168,14 +165,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.replaceWaiting = JobSql.render(JobSql.JOB_REPLACE_WAITING, schema);
         this.keysRelease = JobSql.render(JobSql.JOB_KEYS_RELEASE, schema);
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
-        this.capLock = JobSql.render(CapSql.CAP_LOCK, schema);
-        this.capEnsure = JobSql.render(CapSql.CAP_ENSURE, schema);
-        // The count after the lock must see every claim committed before it: READ COMMITTED, whatever
-        // the database's default isolation.
-        this.capped = new org.springframework.transaction.support.TransactionTemplate(
-                new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource));
-        this.capped.setIsolationLevel(org.springframework.transaction.TransactionDefinition.ISOLATION_READ_COMMITTED);
-        this.capRunning = JobSql.render(CapSql.CAP_RUNNING, schema);
+        this.capped = new CappedClaim(dataSource, timed, schema);
         this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
         this.claimKeyCapped = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_KEY_CAPPED));
         this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
@@ -294,48 +284,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return controls.caps;
     }
 
-    /**
-     * A capped queue's claim ({@link CapSql}): in one transaction, locks the queue's cap row (the
-     * claims of one capped queue take turns, on every node), counts its open positions in a
-     * snapshot taken after the lock, and claims at most the room left ({@link ClaimStore#roomUnderCap}). Ends
-     * and the sweeper only lower the count meanwhile, so the cap holds when the claim commits.
-     */
     @Override
     public List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
             IntFunction<List<ClaimedPosition>> claim) {
-        return capped.execute(status -> {
-            // As GenericPlans would outside a transaction: the claim below joins this one.
-            timed.execute("SET LOCAL plan_cache_mode = force_generic_plan");
-            List<Integer> caps = timed.query(capLock, (rs, row) -> (Integer) rs.getObject("cap"), queue);
-            if (caps.isEmpty()) {
-                timed.update(capEnsure, queue);
-                caps = timed.query(capLock, (rs, row) -> (Integer) rs.getObject("cap"), queue);
-            }
-            Integer cap = caps.isEmpty() ? null : caps.get(0);
-            if (cap == null) {
-                return claim.apply(limit);
-            }
-            int running = timed.query(connection -> {
-                PreparedStatement statement = connection.prepareStatement(capRunning);
-                statement.setArray(1, column(finished, "bigint", ClaimedPosition::token).create(connection));
-                statement.setArray(2, column(finished, "integer", ClaimedPosition::position).create(connection));
-                statement.setString(3, queue);
-                return statement;
-            }, rs -> rs.next() ? rs.getInt(1) : 0);
-            int room = ClaimStore.roomUnderCap(cap, running, limit, forSlots);
-            if (room <= 0) {
-                return List.of();
-            }
-            // A claim that fails (an ordered claim overlapping another on a key) must not leave
-            // this transaction aborted for its own retry: it gives up until the next poll.
-            Object beforeClaim = status.createSavepoint();
-            try {
-                return claim.apply(room);
-            } catch (org.springframework.dao.DataAccessException e) {
-                status.rollbackToSavepoint(beforeClaim);
-                return List.of();
-            }
-        });
+        return capped.claim(queue, limit, forSlots, finished, claim);
     }
 
     @Override

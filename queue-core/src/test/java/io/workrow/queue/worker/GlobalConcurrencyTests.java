@@ -126,6 +126,27 @@ class GlobalConcurrencyTests {
     }
 
     @Test
+    void aNodeWhoseTransactionsDefaultToRepeatableReadCountsTheCapAfterItsLockAllTheSame() {
+        HikariDataSource repeatableRead = new HikariDataSource();
+        repeatableRead.setJdbcUrl(database.jdbcUrl());
+        repeatableRead.setUsername(database.server().user());
+        repeatableRead.setPassword(database.server().password());
+        repeatableRead.setMaximumPoolSize(24);
+        // A snapshot taken before the lock would miss the claims of whoever held it before.
+        repeatableRead.setConnectionInitSql("SET default_transaction_isolation = 'repeatable read'");
+        pools.add(repeatableRead);
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(4).withConcurrency(8);
+        node(JobStore.of(repeatableRead, database.schema()), options).start();
+        node(otherNode(), options).start();
+        enqueue(120, 20);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == 120);
+
+        assertThat(mostAtOnce()).isLessThanOrEqualTo(4).isGreaterThanOrEqualTo(3);
+        assertThat(runs).hasSize(120).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
     void aCrashedNodesSlotsComeBackWhenItsLeasesDo() {
         QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(5).withConcurrency(10);
         WorkerRuntime live = node(database.store(), options);
