@@ -1,20 +1,30 @@
 package io.workrow.queue;
 
 /**
- * A queue's cluster-wide concurrency cap ({@code workrow.queues.<queue>.global-concurrency}), as
- * every node sees it (a row of {@code workrow_queue_cap}).
+ * A queue's concurrency caps across every node, as every node sees them (a row of
+ * {@code workrow_queue_cap}): the cluster-wide one ({@code workrow.queues.<queue>.global-concurrency})
+ * and the per-key one ({@code key-concurrency}).
  *
- * @param configured the cap the runtimes working the queue declared at start (the last to start
- *     wins), or {@code null}
- * @param setByHand the cap set at run time ({@link QueueAdmin#setGlobalConcurrency}), which wins
- *     over the configured one until cleared, or {@code null}
- * @param reason why it was set by hand, or {@code null}
+ * @param configured the cluster-wide cap the runtimes working the queue declared at start (the
+ *     last to start wins), or {@code null}
+ * @param setByHand the cluster-wide cap set at run time ({@link QueueAdmin#setGlobalConcurrency}),
+ *     which wins over the configured one until cleared, or {@code null}
+ * @param keyConfigured the per-key cap the runtimes declared at start, or {@code null}
+ * @param keySetByHand the per-key cap set at run time ({@link QueueAdmin#setKeyConcurrency}),
+ *     which wins over the configured one until cleared, or {@code null}
+ * @param reason why the last cap was set by hand, while one is, or {@code null}
  * @param running the queue's jobs claimed now, on every node
  */
-public record ConcurrencyCap(String queue, Integer configured, Integer setByHand, String reason, int running) {
+public record ConcurrencyCap(String queue, Integer configured, Integer setByHand, Integer keyConfigured,
+        Integer keySetByHand, String reason, int running) {
 
-    /** The cap in force: the one set by hand, else the configured one. */
-    public int cap() {
+    /** The cluster-wide cap in force: the one set by hand, else the configured one; {@code null} for none. */
+    public Integer cap() {
         return setByHand != null ? setByHand : configured;
+    }
+
+    /** The per-key cap in force: the one set by hand, else the configured one; {@code null} for none. */
+    public Integer keyCap() {
+        return keySetByHand != null ? keySetByHand : keyConfigured;
     }
 }

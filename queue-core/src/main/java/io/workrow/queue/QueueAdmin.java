@@ -135,8 +135,9 @@ public interface QueueAdmin {
     boolean releaseHold(String queue, String partitionKey);
 
     /**
-     * The queues with a cluster-wide concurrency cap ({@code workrow.queues.<queue>.global-concurrency},
-     * or set by hand), each with its jobs claimed now on every node.
+     * The queues with a concurrency cap across every node, cluster-wide or per key
+     * ({@code workrow.queues.<queue>.global-concurrency} or {@code key-concurrency}, or set by hand),
+     * each with its jobs claimed now on every node.
      */
     List<ConcurrencyCap> concurrencyCaps();
 
@@ -153,6 +154,20 @@ public interface QueueAdmin {
      * false when none was set by hand.
      */
     boolean clearGlobalConcurrency(String queue);
+
+    /**
+     * Caps {@code queue} at {@code cap} jobs of one partition key claimed at once across every node,
+     * in place of its configured {@code key-concurrency} until cleared. Stored in the database and
+     * applied as {@link #setGlobalConcurrency} is; while it is in force the queue's claims take no
+     * prefetch. Ordered and fair queues ignore it: they have their own per-key rules.
+     */
+    void setKeyConcurrency(String queue, int cap, String reason);
+
+    /**
+     * Clears the per-key cap set by hand on {@code queue}, so its configured one (or none) applies
+     * again; false when none was set by hand.
+     */
+    boolean clearKeyConcurrency(String queue);
 
     /** Every queue's circuit breaker that has a row: guarded queues, and any opened by hand. */
     List<BreakerStatus> breakers();

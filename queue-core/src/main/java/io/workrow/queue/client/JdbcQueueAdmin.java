@@ -213,6 +213,26 @@ public final class JdbcQueueAdmin implements QueueAdmin {
     }
 
     @Override
+    public void setKeyConcurrency(String queue, int cap, String reason) {
+        QueueNames.check(queue);
+        if (cap < 1) {
+            throw new IllegalArgumentException("a per-key concurrency cap must be at least 1, was " + cap);
+        }
+        String why = reason == null || reason.isBlank() ? "set by hand" : "set by hand: " + reason;
+        store.caps().setPerKey(queue, cap, why);
+        log.warn("queue={} key-concurrency {} on every node until cleared ({})", queue, cap, why);
+    }
+
+    @Override
+    public boolean clearKeyConcurrency(String queue) {
+        boolean cleared = store.caps().clearPerKey(QueueNames.check(queue));
+        if (cleared) {
+            log.info("queue={} key-concurrency set by hand cleared; its configured cap applies", queue);
+        }
+        return cleared;
+    }
+
+    @Override
     public List<BreakerStatus> breakers() {
         return store.breakers().list();
     }

@@ -13,18 +13,30 @@ import org.springframework.jdbc.core.RowMapper;
  */
 public final class CapStore {
 
-    /** A queue's configured cap as another worker had declared it. */
-    public record DeclaredCap(String queue, Integer configured, String declaredBy) {
+    /**
+     * A queue's configured caps, cluster-wide and per key ({@code null}: none).
+     *
+     * @param global its {@code global-concurrency}
+     * @param perKey its {@code key-concurrency}
+     */
+    public record Configured(Integer global, Integer perKey) {
+    }
+
+    /** A queue's configured caps as another worker had declared them. */
+    public record DeclaredCap(String queue, Configured configured, String declaredBy) {
     }
 
     private static final RowMapper<ConcurrencyCap> CAP = (rs, row) -> new ConcurrencyCap(rs.getString("queue"),
-            (Integer) rs.getObject("configured"), (Integer) rs.getObject("set_by_hand"), rs.getString("reason"),
-            rs.getInt("running"));
+            (Integer) rs.getObject("configured"), (Integer) rs.getObject("set_by_hand"),
+            (Integer) rs.getObject("key_configured"), (Integer) rs.getObject("key_set_by_hand"),
+            rs.getString("reason"), rs.getInt("running"));
 
     private final JdbcTemplate timed;
     private final String declare;
     private final String set;
+    private final String setKey;
     private final String clear;
+    private final String clearKey;
     private final String list;
     private final String queues;
 
@@ -32,42 +44,57 @@ public final class CapStore {
         this.timed = timed;
         this.declare = JobSql.render(CapSql.CAP_DECLARE, schema);
         this.set = JobSql.render(CapSql.CAP_SET, schema);
+        this.setKey = JobSql.render(CapSql.CAP_SET_KEY, schema);
         this.clear = JobSql.render(CapSql.CAP_CLEAR, schema);
+        this.clearKey = JobSql.render(CapSql.CAP_CLEAR_KEY, schema);
         this.list = JobSql.render(CapSql.CAP_LIST, schema);
         this.queues = JobSql.render(CapSql.CAP_QUEUES, schema);
     }
 
     /**
-     * Declares the configured caps of {@code caps}' queues ({@code null}: none) as {@code worker}'s;
-     * returns what other workers had declared differently.
+     * Declares the configured caps of {@code caps}' queues as {@code worker}'s; returns what other
+     * workers had declared differently.
      */
-    public List<DeclaredCap> declare(String worker, Map<String, Integer> caps) {
+    public List<DeclaredCap> declare(String worker, Map<String, Configured> caps) {
         if (caps.isEmpty()) {
             return List.of();
         }
-        Map<String, Integer> sorted = new TreeMap<>(caps);
+        Map<String, Configured> sorted = new TreeMap<>(caps);
         return timed.query(connection -> {
             var statement = connection.prepareStatement(declare);
             statement.setArray(1, connection.createArrayOf("text", sorted.keySet().toArray()));
-            statement.setArray(2, connection.createArrayOf("int4", sorted.values().toArray()));
-            statement.setString(3, worker);
+            statement.setArray(2, connection.createArrayOf("int4",
+                    sorted.values().stream().map(Configured::global).toArray()));
+            statement.setArray(3, connection.createArrayOf("int4",
+                    sorted.values().stream().map(Configured::perKey).toArray()));
             statement.setString(4, worker);
+            statement.setString(5, worker);
             return statement;
-        }, (rs, row) -> new DeclaredCap(rs.getString("queue"), (Integer) rs.getObject("configured"),
-                rs.getString("declared_by")));
+        }, (rs, row) -> new DeclaredCap(rs.getString("queue"), new Configured((Integer) rs.getObject("configured"),
+                (Integer) rs.getObject("key_configured")), rs.getString("declared_by")));
     }
 
-    /** Sets {@code queue}'s cap by hand; it wins over the configured one until cleared. */
+    /** Sets {@code queue}'s cluster-wide cap by hand; it wins over the configured one until cleared. */
     public void set(String queue, int cap, String reason) {
         timed.update(set, queue, cap, reason);
     }
 
-    /** Clears {@code queue}'s cap set by hand; false when it had none. */
+    /** Sets {@code queue}'s per-key cap by hand; it wins over the configured one until cleared. */
+    public void setPerKey(String queue, int cap, String reason) {
+        timed.update(setKey, queue, cap, reason);
+    }
+
+    /** Clears {@code queue}'s cluster-wide cap set by hand; false when it had none. */
     public boolean clear(String queue) {
         return timed.update(clear, queue) > 0;
     }
 
-    /** The queues with a cluster-wide cap in force, without counting their running jobs. */
+    /** Clears {@code queue}'s per-key cap set by hand; false when it had none. */
+    public boolean clearPerKey(String queue) {
+        return timed.update(clearKey, queue) > 0;
+    }
+
+    /** The queues with a cap in force, cluster-wide or per key, without counting their running jobs. */
     public java.util.Set<String> cappedQueues() {
         return java.util.Set.copyOf(timed.queryForList(queues, String.class));
     }

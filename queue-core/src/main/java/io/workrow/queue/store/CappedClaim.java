@@ -4,12 +4,12 @@ import static io.workrow.queue.store.ArrayParameters.column;
 
 import java.sql.PreparedStatement;
 import java.util.List;
-import java.util.function.IntFunction;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -51,7 +51,7 @@ final class CappedClaim {
 
     /** {@link ClaimStore#claimCapped}. */
     List<ClaimedPosition> claim(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            IntFunction<List<ClaimedPosition>> claim) {
+            ClaimStore.RoomClaim claim) {
         try {
             try {
                 return (defaultIsReadCommitted ? atDefaultIsolation : readCommitted)
@@ -70,20 +70,20 @@ final class CappedClaim {
     }
 
     private List<ClaimedPosition> claimLocked(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            IntFunction<List<ClaimedPosition>> claim) {
-        List<CapRow> rows = jdbc.query(lock, (rs, row) -> new CapRow((Integer) rs.getObject("cap"),
-                rs.getString("isolation")), queue);
+            ClaimStore.RoomClaim claim) {
+        List<CapRow> rows = jdbc.query(lock, CapRow.MAPPER, queue);
         if (rows.isEmpty()) {
             jdbc.update(ensure, queue);
-            rows = jdbc.query(lock, (rs, row) -> new CapRow((Integer) rs.getObject("cap"),
-                    rs.getString("isolation")), queue);
+            rows = jdbc.query(lock, CapRow.MAPPER, queue);
         }
         CapRow row = rows.get(0);
         if (!"read committed".equals(row.isolation)) {
             throw new NotReadCommitted(row.isolation);
         }
+        // Under a per-key cap jobs in line would hold their keys' slots while they wait: no line.
+        int wanted = row.keyCap == null ? limit : Math.min(limit, forSlots);
         if (row.cap == null) {
-            return refusable(claim, limit);
+            return wanted <= 0 ? List.of() : refusable(claim, wanted, row.keyCap);
         }
         int open = jdbc.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(running);
@@ -92,19 +92,22 @@ final class CappedClaim {
             statement.setString(3, queue);
             return statement;
         }, rs -> rs.next() ? rs.getInt(1) : 0);
-        int room = ClaimStore.roomUnderCap(row.cap, open, limit, forSlots);
-        return room <= 0 ? List.of() : refusable(claim, room);
+        int room = ClaimStore.roomUnderCap(row.cap, open, wanted, forSlots);
+        return room <= 0 ? List.of() : refusable(claim, room, row.keyCap);
     }
 
-    private static List<ClaimedPosition> refusable(IntFunction<List<ClaimedPosition>> claim, int limit) {
+    private static List<ClaimedPosition> refusable(ClaimStore.RoomClaim claim, int limit, Integer keyCap) {
         try {
-            return claim.apply(limit);
+            return claim.claim(limit, keyCap);
         } catch (DataAccessException e) {
             throw new ClaimRefused(e);
         }
     }
 
-    private record CapRow(Integer cap, String isolation) {
+    private record CapRow(Integer cap, Integer keyCap, String isolation) {
+
+        static final RowMapper<CapRow> MAPPER = (rs, row) -> new CapRow((Integer) rs.getObject("cap"),
+                (Integer) rs.getObject("key_cap"), rs.getString("isolation"));
     }
 
     /** The transaction runs at another isolation than READ COMMITTED: rolled back, and run again at it. */

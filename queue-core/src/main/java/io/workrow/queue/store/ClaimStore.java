@@ -5,7 +5,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.IntFunction;
 import javax.sql.DataSource;
 
 /**
@@ -102,10 +101,20 @@ public interface ClaimStore {
      * is called with the room the cap leaves for the slots, plus at most half of what is left after
      * them for the line ({@link #LINE_SHARE}), and not at all when there is no room. {@code finished}
      * are this node's jobs of the queue whose handlers have returned and whose ends are not written
-     * yet: their slots count as free. Without a cap in the database, {@code claim} gets {@code limit}.
+     * yet: their slots count as free. With a per-key cap in force the claim takes no line (jobs in line
+     * would hold their keys' slots) and gets the cap. Without a cap in the database, {@code claim}
+     * gets {@code limit} and no per-key cap.
      */
     List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            IntFunction<List<ClaimedPosition>> claim);
+            RoomClaim claim);
+
+    /** The claim {@link #claimCapped} runs in its transaction, with the room the caps leave. */
+    @FunctionalInterface
+    interface RoomClaim {
+
+        /** Claims up to {@code room} jobs, at most {@code keyCap} of one partition key at once ({@code null}: no per-key cap). */
+        List<ClaimedPosition> claim(int room, Integer keyCap);
+    }
 
     /**
      * The share of a cap's room a claim may take for its line once its free slots have theirs: jobs

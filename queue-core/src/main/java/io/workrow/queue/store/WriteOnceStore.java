@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.IntFunction;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.PreparedStatementCreator;
@@ -286,7 +285,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
 
     @Override
     public List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            IntFunction<List<ClaimedPosition>> claim) {
+            RoomClaim claim) {
         return capped.claim(queue, limit, forSlots, finished, claim);
     }
 

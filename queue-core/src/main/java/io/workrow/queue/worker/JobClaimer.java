@@ -31,6 +31,16 @@ interface JobClaimer {
     }
 
     /**
+     * Claims up to {@code limit} jobs, at most {@code keyCap} of one partition key claimed at once on
+     * every node; to be run in the capped transaction. Only a plain queue's claimer has a per-key
+     * cap: an ordered queue runs one job per key already, and a fair one shares its starts among
+     * keys by its own rule, so theirs claim as always.
+     */
+    default List<ClaimedPosition> claimPerKey(int limit, int keyCap, boolean probes) {
+        return claim(limit, probes);
+    }
+
+    /**
      * How long the poller waits after a claim came back short before it looks again, unless an
      * insert wakes it: {@code pollInterval}, for every queue whose jobs become claimable with a
      * notification (an insert, a completion, a resume).
@@ -56,8 +66,8 @@ interface JobClaimer {
             @Override
             public List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
                 return caps.capped(queue)
-                        ? store.claimCapped(queue, limit, forSlots, finished.get(),
-                                room -> claimer.claim(room, probes))
+                        ? store.claimCapped(queue, limit, forSlots, finished.get(), (room, keyCap) -> keyCap == null
+                                ? claimer.claim(room, probes) : claimer.claimPerKey(room, keyCap, probes))
                         : claimer.claim(limit, probes);
             }
 
@@ -101,15 +111,21 @@ interface JobClaimer {
             default:
                 break;
         }
-        if (options.keyConcurrency() > 0) {
-            int keyCap = options.keyConcurrency();
-            return (limit, probes) -> store.claimKeyCapped(queue, workerId, limit, lease, probes, keyCap);
-        }
         if (options.ordering() != KeyOrdering.NONE) {
             boolean skipFailed = options.ordering() == KeyOrdering.SKIP;
             return (limit, probes) -> store.claimOrdered(queue, workerId, limit, lease, probes,
                     ownedBuckets.apply(queue), skipFailed);
         }
-        return (limit, probes) -> store.claim(queue, workerId, limit, lease, probes);
+        return new JobClaimer() {
+            @Override
+            public List<ClaimedPosition> claim(int limit, boolean probes) {
+                return store.claim(queue, workerId, limit, lease, probes);
+            }
+
+            @Override
+            public List<ClaimedPosition> claimPerKey(int limit, int keyCap, boolean probes) {
+                return store.claimKeyCapped(queue, workerId, limit, lease, probes, keyCap);
+            }
+        };
     }
 }

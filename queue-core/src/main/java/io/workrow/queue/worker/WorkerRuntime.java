@@ -358,20 +358,30 @@ public final class WorkerRuntime implements AutoCloseable {
             log.warn("Could not declare the recovery rules of {}; sweepers on other nodes recover their jobs by their"
                     + " own configuration until this runtime starts again: {}", queues, e.toString());
         }
-        Map<String, Integer> configuredCaps = new HashMap<>();
+        Map<String, CapStore.Configured> configuredCaps = new HashMap<>();
         registrations.values().forEach(registration -> configuredCaps.put(registration.queue(),
-                registration.options().globalConcurrency() > 0 ? registration.options().globalConcurrency() : null));
+                new CapStore.Configured(positiveOrNull(registration.options().globalConcurrency()),
+                        positiveOrNull(registration.options().keyConcurrency()))));
         try {
             for (CapStore.DeclaredCap replaced : store.caps().declare(workerId, configuredCaps)) {
-                log.warn("queue={} had global-concurrency {}, declared by {}; this worker's {} replaces it on every"
-                        + " node. Nodes working one queue should configure it alike", replaced.queue(),
-                        replaced.configured() == null ? "unset" : replaced.configured(), replaced.declaredBy(),
-                        configuredCaps.get(replaced.queue()) == null ? "(unset)" : configuredCaps.get(replaced.queue()));
+                CapStore.Configured mine = configuredCaps.get(replaced.queue());
+                log.warn("queue={} had global-concurrency {} and key-concurrency {}, declared by {}; this worker's {}"
+                        + " and {} replace them on every node. Nodes working one queue should configure it alike",
+                        replaced.queue(), unsetOr(replaced.configured().global()), unsetOr(replaced.configured().perKey()),
+                        replaced.declaredBy(), unsetOr(mine.global()), unsetOr(mine.perKey()));
             }
         } catch (RuntimeException e) {
-            log.warn("Could not declare the global-concurrency of {}; the caps in the database stand until this runtime"
-                    + " starts again: {}", queues, e.toString());
+            log.warn("Could not declare the global-concurrency and key-concurrency of {}; the caps in the database"
+                    + " stand until this runtime starts again: {}", queues, e.toString());
         }
+    }
+
+    private static Integer positiveOrNull(int cap) {
+        return cap > 0 ? cap : null;
+    }
+
+    private static Object unsetOr(Integer cap) {
+        return cap == null ? "unset" : cap;
     }
 
     /** The meters, the result writer and the lease keeper: what running a job needs besides a poller. */

@@ -11,6 +11,7 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.CapStore;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
@@ -153,9 +154,9 @@ class GlobalConcurrencyTests {
         enqueue(3, 0);
         // A node claims three jobs within the cap and dies: nothing ends them, nothing renews them.
         JobStore crashed = otherNode();
-        crashed.caps().declare("crashed", Map.of("partner", 5));
+        crashed.caps().declare("crashed", Map.of("partner", new CapStore.Configured(5, null)));
         List<ClaimedPosition> held = crashed.claims().claimCapped("partner", 10, 10, List.of(),
-                room -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
+                (room, keyCap) -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
         assertThat(held).hasSize(3);
         enqueue(40, 50);
         live.start();
@@ -204,15 +205,84 @@ class GlobalConcurrencyTests {
     }
 
     @Test
-    void theLastRuntimeToStartDeclaresTheConfiguredCap() {
-        WorkerRuntime first = node(database.store(), QueueOptions.defaults().withGlobalConcurrency(3));
+    void theLastRuntimeToStartDeclaresTheConfiguredCaps() {
+        WorkerRuntime first = node(database.store(), QueueOptions.defaults().withGlobalConcurrency(3)
+                .withKeyConcurrency(2));
         first.start();
-        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured).containsExactly(3);
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured, ConcurrencyCap::keyConfigured)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(3, 2));
         WorkerRuntime second = node(otherNode(), QueueOptions.defaults().withGlobalConcurrency(4));
         second.start();
-        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured).containsExactly(4);
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::configured, ConcurrencyCap::keyConfigured)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(4, null));
         admin.setGlobalConcurrency("partner", 1, null);
-        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::cap).containsExactly(1);
+        admin.setKeyConcurrency("partner", 3, null);
+        assertThat(admin.concurrencyCaps()).extracting(ConcurrencyCap::cap, ConcurrencyCap::keyCap)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(1, 3));
+        assertThatThrownBy(() -> admin.setKeyConcurrency("partner", 0, null)).hasMessageContaining("at least 1");
+    }
+
+    @Test
+    void aKeyCapSetAtRunTimeAppliesToARuntimeWithoutOneTakesNoLineAndClearingItLiftsIt() throws Exception {
+        Map<String, List<long[]>> byKey = new ConcurrentHashMap<>();
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource()).store(database.store())
+                .pollInterval(Duration.ofMillis(200))
+                .handler("partner", Call.class, (call, job) -> {
+                    long start = System.nanoTime();
+                    Thread.sleep(call.napMillis());
+                    long[] run = {start, System.nanoTime()};
+                    byKey.computeIfAbsent(job.partitionKey(), key -> Collections.synchronizedList(new ArrayList<>()))
+                            .add(run);
+                    ledger.add(run);
+                }, QueueOptions.defaults().withConcurrency(12).withPrefetch(50))
+                .build();
+        runtimes.add(runtime);
+        runtime.start();
+        admin.setKeyConcurrency("partner", 1, "one call per tenant");
+        assertThat(admin.concurrencyCaps()).singleElement().satisfies(cap -> {
+            assertThat(cap.keyCap()).isEqualTo(1);
+            assertThat(cap.cap()).as("no cluster-wide cap").isNull();
+        });
+        // The runtime looks at the caps every two seconds.
+        await().pollDelay(QueueCaps.REFRESH.plusMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        List<JobRequest> requests = new ArrayList<>();
+        for (String key : List.of("a", "b", "c")) {
+            for (int i = 0; i < 8; i++) {
+                requests.add(JobRequest.of("partner", new Call(i, 30)).partitionKey(key));
+            }
+        }
+        for (int i = 0; i < 40; i++) {
+            requests.add(JobRequest.of("partner", new Call(i, 100)).partitionKey("tenant-" + i));
+        }
+        jobQueue.enqueueAll(requests);
+        // Nothing in line while the key cap is in force, though the queue's prefetch is 50: a line
+        // would hold its keys' slots. Claimed at once: never more than the 12 handler slots.
+        int mostClaimed = 0;
+        for (int sample = 0; sample < 20; sample++) {
+            mostClaimed = Math.max(mostClaimed, admin.concurrencyCaps().get(0).running());
+            Thread.sleep(15);
+        }
+        assertThat(mostClaimed).isBetween(4, 12);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 64);
+        for (String key : List.of("a", "b", "c")) {
+            ledger.clear();
+            ledger.addAll(byKey.get(key));
+            assertThat(mostAtOnce()).as("key %s one at a time", key).isEqualTo(1);
+        }
+        ledger.clear();
+        byKey.values().forEach(ledger::addAll);
+        assertThat(mostAtOnce()).as("the keys side by side").isGreaterThan(1);
+
+        assertThat(admin.clearKeyConcurrency("partner")).isTrue();
+        assertThat(admin.concurrencyCaps()).isEmpty();
+        await().pollDelay(QueueCaps.REFRESH.plusMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> true);
+        ledger.clear();
+        byKey.clear();
+        jobQueue.enqueueAll(IntStream.range(0, 8)
+                .mapToObj(i -> JobRequest.of("partner", new Call(i, 200)).partitionKey("a")).toList());
+        await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 8);
+        assertThat(mostAtOnce()).as("no per-key cap now").isGreaterThan(1);
     }
 
     @Test
@@ -269,7 +339,7 @@ class GlobalConcurrencyTests {
     @Test
     void aLineTakesAtMostHalfTheRoomLeftAfterTheFreeSlotsSoOtherNodesSlotsFindRoom() {
         enqueue(60, 0);
-        database.store().caps().declare("a", Map.of("partner", 10));
+        database.store().caps().declare("a", Map.of("partner", new CapStore.Configured(10, null)));
         // Each asks for 2 free slots and a line of 100, as a node of concurrency 2 and prefetch 100 would.
         assertThat(claimAsNode("a")).as("2 slots, and 4 of the 8 left for the line").isEqualTo(6);
         assertThat(claimAsNode("b")).as("2 slots, and 1 of the 2 left").isEqualTo(3);
@@ -289,14 +359,14 @@ class GlobalConcurrencyTests {
     }
 
     private List<ClaimedPosition> claimAsNode(String worker, List<ClaimedPosition> finished) {
-        return database.store().claims().claimCapped("partner", 102, 2, finished, room -> database.store().claims()
+        return database.store().claims().claimCapped("partner", 102, 2, finished, (room, keyCap) -> database.store().claims()
                 .claim("partner", worker, room, Duration.ofMinutes(1), false));
     }
 
     @Test
     void aJobWhoseHandlerReturnedFreesItsSlotForItsNodesNextClaimBeforeItsEndIsWritten() {
         enqueue(20, 0);
-        database.store().caps().declare("a", Map.of("partner", 4));
+        database.store().caps().declare("a", Map.of("partner", new CapStore.Configured(4, null)));
         List<ClaimedPosition> held = claimAsNode("a", List.of());
         assertThat(held).as("2 slots and 1 of the 2 left").hasSize(3);
         assertThat(claimAsNode("a", List.of())).as("1 slot left, for no line").hasSize(1);

@@ -85,6 +85,9 @@ class JobDeadlinesTests {
         long inTime = jobQueue.enqueue(JobRequest.of("tasks", new Task("in-time", 0))
                 .expiresAt(now.plus(Duration.ofHours(1))));
         long none = jobQueue.enqueue("tasks", new Task("none", 0));
+        assertThat(database.jdbc().queryForObject("SELECT expires_at FROM workrow_job WHERE id = ?",
+                java.sql.Timestamp.class, inTime).toInstant()).as("the view shows the deadline")
+                .isEqualTo(now.plus(Duration.ofHours(1)));
 
         List<DrainedJob> runs = tasks(QueueOptions.defaults()).drain("tasks");
 
@@ -207,5 +210,7 @@ class JobDeadlinesTests {
         assertThat(row(limited)).containsEntry("status", "dead");
         assertThat((String) row(limited).get("last_error")).contains("handler ran longer than its own timeout of PT0.3S");
         assertThat(row(unlimited)).as("the queue has no timeout").containsEntry("status", "completed");
+        assertThat(database.jdbc().queryForList("SELECT timeout_ms FROM workrow_job WHERE id IN (?, ?) ORDER BY id",
+                Long.class, limited, unlimited)).as("the view shows a job's own timeout").containsExactly(300L, null);
     }
 }

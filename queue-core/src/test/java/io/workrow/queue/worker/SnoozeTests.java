@@ -68,7 +68,7 @@ class SnoozeTests {
     private Map<String, Object> row(long id) {
         return database.jdbc().queryForMap("SELECT job.status, job.attempts, job.max_attempts, job.last_error,"
                 + " job.run_at > now() + interval '59 minutes' AND job.run_at < now() + interval '61 minutes'"
-                + " AS in_an_hour, (SELECT snoozes FROM workrow_scheduled WHERE id = job.id) AS snoozes"
+                + " AS in_an_hour, job.snoozes"
                 + " FROM workrow_job AS job WHERE job.id = ?", id);
     }
 

@@ -183,8 +183,8 @@ class WorkrowObservabilityTests {
             database.rows().killWaiting(email, "x");
             WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
 
-            assertThat(endpoint.operate("emails", "cancel", null, null, null, webhook, null, null, null, null, null, null)).containsEntry("cancelled", false);
-            assertThat(endpoint.operate("webhooks", "retry", new Long[] {email}, null, null, null, null, null, null, null, null, null))
+            assertThat(endpoint.operate("emails", "cancel", null, null, null, webhook, null, null, null, null, null, null, null)).containsEntry("cancelled", false);
+            assertThat(endpoint.operate("webhooks", "retry", new Long[] {email}, null, null, null, null, null, null, null, null, null, null))
                     .containsEntry("retried", 0);
             assertThat(database.jdbc().queryForList("SELECT status FROM workrow_job ORDER BY id", String.class))
                     .containsExactly("pending", "dead");
@@ -194,7 +194,7 @@ class WorkrowObservabilityTests {
                     .hasMessageContaining("limit must be between 1 and 1000, was -1");
             assertThatThrownBy(() -> endpoint.jobs("emails", "dead", null, 1_000_000))
                     .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
-            assertThatThrownBy(() -> endpoint.operate("Bad Queue!", "pause", null, null, null, null, null, null, null, null, null, null))
+            assertThatThrownBy(() -> endpoint.operate("Bad Queue!", "pause", null, null, null, null, null, null, null, null, null, null, null))
                     .isInstanceOf(org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException.class);
             database.deleteAllJobs();
         });
@@ -212,7 +212,7 @@ class WorkrowObservabilityTests {
                     .containsExactly(waiting);
             assertThat(endpoint.queues().queues()).filteredOn(stats -> stats.queue().equals("webhooks"))
                     .singleElement().satisfies(stats -> assertThat(stats.waiting()).isOne());
-            assertThat(endpoint.operate("webhooks", "cancel", null, null, null, waiting, null, null, null, null, null, null))
+            assertThat(endpoint.operate("webhooks", "cancel", null, null, null, waiting, null, null, null, null, null, null, null))
                     .containsEntry("cancelled", true);
             assertThat(endpoint.jobs("webhooks", "waiting", null, null)).isEmpty();
         });
@@ -231,32 +231,32 @@ class WorkrowObservabilityTests {
             WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
 
             assertThat(endpoint.jobs("webhooks", "dead", "503", null)).extracting(JobSummary::id).containsExactly(flaky);
-            assertThat(endpoint.operate("webhooks", "retry", null, "503", null, null, null, null, null, null, null, null)).containsEntry("retried", 1);
+            assertThat(endpoint.operate("webhooks", "retry", null, "503", null, null, null, null, null, null, null, null, null)).containsEntry("retried", 1);
 
             assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'pending'", Long.class))
                     .containsExactly(flaky);
             assertThat(database.jdbc().queryForList("SELECT id FROM workrow_job WHERE status = 'dead' ORDER BY id",
                     Long.class)).containsExactly(gone, other);
 
-            assertThat(endpoint.operate("webhooks", "retry", new Long[] {gone}, null, null, null, null, null, null, null, null, null))
+            assertThat(endpoint.operate("webhooks", "retry", new Long[] {gone}, null, null, null, null, null, null, null, null, null, null))
                     .containsEntry("retried", 1);
-            assertThat(endpoint.operate("emails", "cancel", null, null, null, other, null, null, null, null, null, null)).containsEntry("cancelled", false);
-            assertThat(endpoint.operate("webhooks", "cancel", null, null, null, gone, null, null, null, null, null, null)).containsEntry("cancelled", true);
+            assertThat(endpoint.operate("emails", "cancel", null, null, null, other, null, null, null, null, null, null, null)).containsEntry("cancelled", false);
+            assertThat(endpoint.operate("webhooks", "cancel", null, null, null, gone, null, null, null, null, null, null, null)).containsEntry("cancelled", true);
 
-            assertThat(endpoint.operate("emails", "retry", null, null, "HTTP 503", null, null, null, null, null, null, null))
+            assertThat(endpoint.operate("emails", "retry", null, null, "HTTP 503", null, null, null, null, null, null, null, null))
                     .as("a group is its whole kind, not a prefix of it").containsEntry("retried", 0);
             assertThat(endpoint.operate("emails", "retry", null, null, "HTTP 503 Service Unavailable", null, null, null,
-                    null, null, null, null)).containsEntry("retried", 1);
-            assertThatThrownBy(() -> endpoint.operate("emails", "retry", null, null, null, null, null, null, null, null, null, null))
+                    null, null, null, null, null)).containsEntry("retried", 1);
+            assertThatThrownBy(() -> endpoint.operate("emails", "retry", null, null, null, null, null, null, null, null, null, null, null))
                     .hasMessageContaining("retry needs ids, error or group");
 
             database.rows().killWaiting(other, null);
             assertThat(endpoint.operate("emails", "cancel-dead", null, null, "HTTP 503 Service Unavailable", null, null,
-                    null, null, null, null, null)).containsEntry("cancelled", 1);
+                    null, null, null, null, null, null)).containsEntry("cancelled", 1);
             assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, other))
                     .isEqualTo("cancelled");
             assertThatThrownBy(() -> endpoint.operate("emails", "cancel-dead", null, null, null, null, null, null, null,
-                    null, null, null)).hasMessageContaining("cancel-dead needs ids or group");
+                    null, null, null, null)).hasMessageContaining("cancel-dead needs ids or group");
         });
     }
 
@@ -272,7 +272,7 @@ class WorkrowObservabilityTests {
             runner.withBean(Pings.class).run(context -> {
                 WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
                 JobQueue jobQueue = context.getBean(JobQueue.class);
-                endpoint.operate("ping", "pause", null, null, null, null, "incident 7", null, null, null, null, null);
+                endpoint.operate("ping", "pause", null, null, null, null, "incident 7", null, null, null, null, null, null);
                 assertThat(endpoint.queues().paused()).containsExactly("ping");
                 assertThat(database.jdbc().queryForObject("SELECT reason FROM workrow_queue_pause WHERE queue = 'ping'",
                         String.class)).isEqualTo("incident 7");
@@ -283,7 +283,7 @@ class WorkrowObservabilityTests {
                 await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> database.jdbc()
                         .queryForObject("SELECT count(*) FROM workrow_job WHERE status = 'pending'", Integer.class) == 10);
 
-                assertThat(endpoint.operate("ping", "resume", null, null, null, null, null, null, null, null, null, null)).containsEntry("resumed", true);
+                assertThat(endpoint.operate("ping", "resume", null, null, null, null, null, null, null, null, null, null, null)).containsEntry("resumed", true);
                 await().atMost(Duration.ofSeconds(10)).until(() -> database.jdbc().queryForObject(
                         "SELECT count(*) FROM workrow_job WHERE status = 'completed' AND id = ANY(?)", Integer.class,
                         (Object) ids.toArray(Long[]::new)) == 10);
@@ -326,7 +326,7 @@ class WorkrowObservabilityTests {
                     Map<String, String> breakers = (Map<String, String>) health.getDetails().get("breakers");
                     assertThat(breakers.get("flaky")).startsWith("open until ").endsWith(": 2 consecutive failures");
 
-                    assertThat(endpoint.operate("flaky", "close-breaker", null, null, null, null, null, null, null, null, null, null))
+                    assertThat(endpoint.operate("flaky", "close-breaker", null, null, null, null, null, null, null, null, null, null, null))
                             .containsEntry("closed", true);
                     assertThat(registry.get("workrow.breaker.transitions").tags("queue", "flaky", "state", "closed")
                             .counter().count()).isEqualTo(1);
@@ -334,7 +334,7 @@ class WorkrowObservabilityTests {
                     await().atMost(Duration.ofSeconds(10)).until(() -> registry.get("workrow.breaker.transitions")
                             .tags("queue", "flaky", "state", "open").counter().count() == 2);
 
-                    endpoint.operate("ping", "open-breaker", null, null, null, null, "vendor outage", null, null, null, null, null);
+                    endpoint.operate("ping", "open-breaker", null, null, null, null, "vendor outage", null, null, null, null, null, null);
                     assertThat(endpoint.queues().breakers()).anySatisfy(b -> {
                         assertThat(b.queue()).isEqualTo("ping");
                         assertThat(b.state()).isEqualTo(BreakerStatus.State.OPEN);
@@ -367,15 +367,44 @@ class WorkrowObservabilityTests {
             });
             assertThat(endpoint.queues().breakers()).as("a hold opens no breaker").isEmpty();
 
-            assertThat(endpoint.operate("partner", "release-hold", null, null, null, null, null, null, null, null, null, null))
+            assertThat(endpoint.operate("partner", "release-hold", null, null, null, null, null, null, null, null, null, null, null))
                     .containsEntry("released", true);
             assertThat(endpoint.queues().holds()).isEmpty();
             endpoint.operate("partner", "hold", null, null, null, null, "window", "tenant-7", null, null,
-                    Duration.ofMinutes(5), null);
+                    Duration.ofMinutes(5), null, null);
             assertThat(endpoint.queues().holds()).singleElement()
                     .satisfies(hold -> assertThat(hold.partitionKey()).isEqualTo("tenant-7"));
             assertThatThrownBy(() -> endpoint.operate("partner", "hold", null, null, null, null, null, null, null, null,
-                    null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("positive duration");
+                    null, null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("positive duration");
+        });
+    }
+
+    @Test
+    void concurrencyCapsAreSetListedAndClearedThroughTheEndpoint() {
+        runner.run(context -> {
+            WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
+            assertThat(endpoint.operate("partner", "set-concurrency", null, null, null, null, "partner's limit", null,
+                    null, null, null, 5, null)).containsEntry("globalConcurrency", 5);
+            assertThat(endpoint.operate("partner", "set-key-concurrency", null, null, null, null, "per tenant", null,
+                    null, null, null, null, 2)).containsEntry("keyConcurrency", 2);
+            assertThat(endpoint.queues().caps()).singleElement().satisfies(cap -> {
+                assertThat(cap.cap()).isEqualTo(5);
+                assertThat(cap.keyCap()).isEqualTo(2);
+                assertThat(cap.reason()).isEqualTo("set by hand: per tenant");
+            });
+            assertThatThrownBy(() -> endpoint.operate("partner", "set-key-concurrency", null, null, null, null, null,
+                    null, null, null, null, null, 0)).isInstanceOf(InvalidEndpointRequestException.class)
+                    .hasMessageContaining("keyConcurrency of at least 1");
+            assertThat(endpoint.operate("partner", "clear-concurrency", null, null, null, null, null, null, null, null,
+                    null, null, null)).containsEntry("cleared", true);
+            assertThat(endpoint.queues().caps()).singleElement().satisfies(cap -> {
+                assertThat(cap.cap()).as("the cluster-wide cap cleared").isNull();
+                assertThat(cap.keyCap()).isEqualTo(2);
+                assertThat(cap.reason()).as("the per-key cap's reason stays").isEqualTo("set by hand: per tenant");
+            });
+            assertThat(endpoint.operate("partner", "clear-key-concurrency", null, null, null, null, null, null, null,
+                    null, null, null, null)).containsEntry("cleared", true);
+            assertThat(endpoint.queues().caps()).isEmpty();
         });
     }
 
@@ -383,16 +412,16 @@ class WorkrowObservabilityTests {
     void fairnessKeysAreSetListedAndClearedThroughTheEndpoint() {
         runner.run(context -> {
             WorkrowEndpoint endpoint = context.getBean(WorkrowEndpoint.class);
-            assertThat(endpoint.operate("reports", "set-fairness", null, null, null, null, null, "tenant-a", 3.0, null, null, null))
+            assertThat(endpoint.operate("reports", "set-fairness", null, null, null, null, null, "tenant-a", 3.0, null, null, null, null))
                     .containsKey("setting");
-            endpoint.operate("reports", "set-fairness", null, null, null, null, null, "", null, 30, null, null);
+            endpoint.operate("reports", "set-fairness", null, null, null, null, null, "", null, 30, null, null, null);
             assertThat(endpoint.queues().fairness()).extracting(FairnessSetting::fairnessKey, FairnessSetting::weight,
                     FairnessSetting::ratePerMinute).containsExactly(tuple("", null, 30), tuple("tenant-a", 3.0, null));
             assertThatThrownBy(() -> endpoint.operate("reports", "set-fairness", null, null, null, null, null, "tenant-a",
-                    0.0, null, null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("weight");
+                    0.0, null, null, null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("weight");
             assertThatThrownBy(() -> endpoint.operate("reports", "clear-fairness", null, null, null, null, null, null, null,
-                    null, null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("needs key");
-            assertThat(endpoint.operate("reports", "clear-fairness", null, null, null, null, null, "tenant-a", null, null, null, null))
+                    null, null, null, null)).isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("needs key");
+            assertThat(endpoint.operate("reports", "clear-fairness", null, null, null, null, null, "tenant-a", null, null, null, null, null))
                     .containsEntry("cleared", true);
             assertThat(endpoint.queues().fairness()).extracting(FairnessSetting::fairnessKey).containsExactly("");
         });

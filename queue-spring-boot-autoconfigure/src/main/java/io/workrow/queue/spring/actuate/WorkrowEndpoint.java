@@ -88,7 +88,7 @@ public class WorkrowEndpoint {
     public Map<String, Object> operate(@Selector String queue, @Selector String action, Long @Nullable [] ids,
             @Nullable String error, @Nullable String group, @Nullable Long id, @Nullable String reason, @Nullable String key,
             @Nullable Double weight, @Nullable Integer ratePerMinute, @Nullable Duration duration,
-            @Nullable Integer globalConcurrency) {
+            @Nullable Integer globalConcurrency, @Nullable Integer keyConcurrency) {
         try {
             QueueNames.check(queue);
         } catch (IllegalArgumentException e) {
@@ -152,6 +152,15 @@ public class WorkrowEndpoint {
                 yield Map.of("queue", queue, "globalConcurrency", globalConcurrency);
             }
             case "clear-concurrency" -> Map.of("queue", queue, "cleared", admin.clearGlobalConcurrency(queue));
+            case "set-key-concurrency" -> {
+                if (keyConcurrency == null || keyConcurrency < 1) {
+                    throw new InvalidEndpointRequestException("set-key-concurrency needs keyConcurrency of at least 1",
+                            "Give \"keyConcurrency\": 2");
+                }
+                admin.setKeyConcurrency(queue, keyConcurrency, reason);
+                yield Map.of("queue", queue, "keyConcurrency", keyConcurrency);
+            }
+            case "clear-key-concurrency" -> Map.of("queue", queue, "cleared", admin.clearKeyConcurrency(queue));
             case "set-fairness" -> {
                 requireKey(action, key);
                 try {
@@ -167,7 +176,8 @@ public class WorkrowEndpoint {
             }
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "'",
                     "Use retry, cancel, cancel-dead, pause, resume, hold, release-hold, set-concurrency,"
-                            + " clear-concurrency, open-breaker, close-breaker, set-fairness or clear-fairness");
+                            + " clear-concurrency, set-key-concurrency, clear-key-concurrency, open-breaker,"
+                            + " close-breaker, set-fairness or clear-fairness");
         };
     }
 

@@ -39,11 +39,13 @@ public record DashboardOverview(long now, long refreshMillis, Writes writes,
      *     they may name a person)
      * @param keysHeldUntil when the last of those holds ends, or {@code null}
      * @param globalConcurrency the queue's cluster-wide concurrency cap in force, or {@code null}
+     * @param keyConcurrency the queue's per-key concurrency cap in force, or {@code null}
      */
     public record QueueView(String queue, long pending, long due, long scheduled, long running, long dead,
             long oldestDueMillis, boolean paused, @Nullable Breaker breaker,
             List<Long> completedPerMinute, List<Long> deadPerMinute, long waiting, @Nullable Hold hold,
-            int keysHeld, @Nullable Long keysHeldUntil, @Nullable Integer globalConcurrency) {
+            int keysHeld, @Nullable Long keysHeldUntil, @Nullable Integer globalConcurrency,
+            @Nullable Integer keyConcurrency) {
     }
 
     /** A live hold of a whole queue: no node claims its jobs until {@code until}. */

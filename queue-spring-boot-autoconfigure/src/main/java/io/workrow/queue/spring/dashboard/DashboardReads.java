@@ -105,8 +105,8 @@ final class DashboardReads {
         Map<String, BreakerStatus> breakers = parts.read("breakers", List::<BreakerStatus>of, admin::breakers)
                 .stream().collect(Collectors.toMap(BreakerStatus::queue, Function.identity()));
         List<QueueHold> holds = parts.read("holds", List::<QueueHold>of, admin::holds);
-        Map<String, Integer> caps = parts.read("caps", List::<ConcurrencyCap>of, admin::concurrencyCaps).stream()
-                .collect(Collectors.toMap(ConcurrencyCap::queue, ConcurrencyCap::cap));
+        Map<String, ConcurrencyCap> caps = parts.read("caps", List::<ConcurrencyCap>of, admin::concurrencyCaps)
+                .stream().collect(Collectors.toMap(ConcurrencyCap::queue, Function.identity()));
         Map<String, QueueStats> stats = parts.read("queues", List::<QueueStats>of, admin::stats).stream()
                 .collect(Collectors.toMap(QueueStats::queue, Function.identity()));
         // Stats list every paused queue, idle or not; a queue with only a breaker row is added here.
@@ -127,7 +127,8 @@ final class DashboardReads {
                     row.oldestDueAge().toMillis(), row.paused(), breaker(breakers.get(name)),
                     boxed(series[0]), boxed(series[1]), row.waiting(), queueHold, keyHolds.size(),
                     keyHolds.stream().map(hold -> hold.until().toEpochMilli()).max(Long::compare).orElse(null),
-                    caps.get(name)));
+                    caps.containsKey(name) ? caps.get(name).cap() : null,
+                    caps.containsKey(name) ? caps.get(name).keyCap() : null));
         }
         List<RunningJob> running = parts.read("running jobs", List::<RunningJob>of,
                 () -> admin.runningJobs(null, ROWS).stream()

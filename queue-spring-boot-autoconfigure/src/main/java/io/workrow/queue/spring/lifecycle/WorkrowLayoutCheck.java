@@ -44,10 +44,13 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
                            to_regclass(?) IS NOT NULL AS batches,
                            EXISTS (SELECT 1 FROM pg_attribute
                                    WHERE attrelid = to_regclass(?) AND attname = 'expires_at' AND NOT attisdropped)
-                               AS deadlines
+                               AS deadlines,
+                           EXISTS (SELECT 1 FROM pg_attribute
+                                   WHERE attrelid = to_regclass(?) AND attname = 'key_configured'
+                                     AND NOT attisdropped) AS key_caps
                     """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
                     schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch",
-                    schema.quoted() + ".workrow_job_data");
+                    schema.quoted() + ".workrow_job_data", schema.quoted() + ".workrow_queue_cap");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -66,6 +69,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("deadlines"))) {
             throw notMigrated("17", "workrow_job_data has no expires_at column");
+        }
+        if (!Boolean.TRUE.equals(found.get("key_caps"))) {
+            throw notMigrated("18", "workrow_queue_cap has no key_configured column");
         }
     }
 

@@ -133,6 +133,9 @@
         `breaker ${queue.breaker.state.replace('_', '-')}`));
       if (queue.globalConcurrency) state.push(el('span', { class: 'badge', 'data-cap': queue.globalConcurrency,
         title: 'at most this many running at once on every node' }, `cap ${queue.globalConcurrency}`));
+      if (queue.keyConcurrency) state.push(el('span', { class: 'badge', 'data-key-cap': queue.keyConcurrency,
+        title: 'at most this many of one partition key running at once on every node' },
+        `key cap ${queue.keyConcurrency}`));
       if (queue.hold) state.push(el('span', { class: 'badge held', 'data-hold': 'queue', title: queue.hold.reason || '' },
         `held until ${new Date(queue.hold.until).toLocaleTimeString()}`));
       if (queue.keysHeld > 0) state.push(el('span', { class: 'badge held', 'data-hold': 'keys' },
