@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Model-checks Workrow's protocol with spin: the batch protocol of the write-once layout
-# (queue-faults/model/batch-protocol.pml, docs/storage-layout.md): the safety properties over every
-# reachable state, the liveness property under weak fairness, and mutants that must each be
+# Model-checks Workrow's protocols with spin: the batch protocol of the write-once layout
+# (queue-faults/model/batch-protocol.pml, docs/storage-layout.md) and the cluster-wide concurrency
+# cap (queue-faults/model/cap-protocol.pml, docs/patterns.md): the safety properties over every
+# reachable state, the batch protocol's liveness under weak fairness, and mutants that must each be
 # caught, so that the checks are shown able to fail.
 #
 #   queue-faults/scripts/model-check.sh
@@ -62,5 +63,12 @@ check batch "mutant: cancelling a running job does not mark it dropped" fail "-D
 check batch "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "$safety" "-m200000" "assertion violated"
 check batch "mutant: no sweeper" fail "-DNO_SWEEPER $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
 check batch "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
+
+# The cluster-wide cap: 2 nodes of 2 slots, a cap of 2, 3 jobs (cap-protocol.pml).
+check cap "safety: never more handlers running than the cap, lines and finished slots counted" pass "" "$safety" "-m200000"
+check cap "mutant: the finished list takes a job whose handler still runs" fail "-DRUNNING_AS_FINISHED" "$safety" "-m200000" "assertion violated"
+check cap "mutant: a finished position is counted free without checking it is open under the same claim" fail "-DUNCHECKED_FINISHED" "$safety" "-m200000" "assertion violated"
+check cap "mutant: the count and the claim are two steps, without the cap row's lock between" fail "-DUNLOCKED" "$safety" "-m200000" "assertion violated"
+check cap "mutant: the count leaves out jobs waiting in a line" fail "-DLINE_UNCOUNTED" "$safety" "-m200000" "assertion violated"
 
 exit $failures

@@ -9,14 +9,17 @@ package io.workrow.queue;
  *     last to start wins), or {@code null}
  * @param setByHand the cluster-wide cap set at run time ({@link QueueAdmin#setGlobalConcurrency}),
  *     which wins over the configured one until cleared, or {@code null}
+ * @param reason why the cluster-wide cap was set by hand, or {@code null}
  * @param keyConfigured the per-key cap the runtimes declared at start, or {@code null}
  * @param keySetByHand the per-key cap set at run time ({@link QueueAdmin#setKeyConcurrency}),
  *     which wins over the configured one until cleared, or {@code null}
- * @param reason why the last cap was set by hand, while one is, or {@code null}
- * @param running the queue's jobs claimed now, on every node
+ * @param keyReason why the per-key cap was set by hand, or {@code null}
+ * @param running the queue's open positions now, on every node: its jobs running or waiting in a
+ *     line, and those whose handlers have returned while their ends are being written (a node
+ *     counts its own of these free, so this may pass the cap for a moment)
  */
-public record ConcurrencyCap(String queue, Integer configured, Integer setByHand, Integer keyConfigured,
-        Integer keySetByHand, String reason, int running) {
+public record ConcurrencyCap(String queue, Integer configured, Integer setByHand, String reason,
+        Integer keyConfigured, Integer keySetByHand, String keyReason, int running) {
 
     /** The cluster-wide cap in force: the one set by hand, else the configured one; {@code null} for none. */
     public Integer cap() {

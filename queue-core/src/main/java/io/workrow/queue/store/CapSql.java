@@ -47,28 +47,24 @@ final class CapSql {
 
     /** Sets a queue's per-key cap by hand (it wins over the configured one). */
     static final String CAP_SET_KEY = """
-            INSERT INTO {queue_cap} AS cap (queue, key_set_by_hand, reason, changed_at)
+            INSERT INTO {queue_cap} AS cap (queue, key_set_by_hand, key_reason, changed_at)
             VALUES (?, ?, ?, now())
             ON CONFLICT (queue) DO UPDATE
-            SET key_set_by_hand = excluded.key_set_by_hand, reason = excluded.reason, changed_at = excluded.changed_at
+            SET key_set_by_hand = excluded.key_set_by_hand, key_reason = excluded.key_reason,
+                changed_at = excluded.changed_at
             """;
 
-    /**
-     * Clears a queue's cluster-wide cap set by hand, so its configured one applies again; the
-     * reason goes with the last cap set by hand.
-     */
+    /** Clears a queue's cluster-wide cap set by hand, so its configured one applies again. */
     static final String CAP_CLEAR = """
             UPDATE {queue_cap}
-            SET set_by_hand = NULL, reason = CASE WHEN key_set_by_hand IS NULL THEN NULL ELSE reason END,
-                changed_at = now()
+            SET set_by_hand = NULL, reason = NULL, changed_at = now()
             WHERE queue = ? AND set_by_hand IS NOT NULL
             """;
 
     /** Clears a queue's per-key cap set by hand, so its configured one applies again. */
     static final String CAP_CLEAR_KEY = """
             UPDATE {queue_cap}
-            SET key_set_by_hand = NULL, reason = CASE WHEN set_by_hand IS NULL THEN NULL ELSE reason END,
-                changed_at = now()
+            SET key_set_by_hand = NULL, key_reason = NULL, changed_at = now()
             WHERE queue = ? AND key_set_by_hand IS NOT NULL
             """;
 
@@ -77,7 +73,8 @@ final class CapSql {
      * node). Claim rows are few (one per claimed batch in flight) and not indexed by queue.
      */
     static final String CAP_LIST = """
-            SELECT cap.queue, cap.configured, cap.set_by_hand, cap.key_configured, cap.key_set_by_hand, cap.reason,
+            SELECT cap.queue, cap.configured, cap.set_by_hand, cap.reason, cap.key_configured, cap.key_set_by_hand,
+                   cap.key_reason,
                    coalesce((SELECT sum(length(replace((claim.settled | claim.dropped)::text, '1', '')))
                              FROM {claim} AS claim WHERE claim.queue = cap.queue), 0)::int AS running
             FROM {queue_cap} AS cap

@@ -27,9 +27,9 @@ public final class CapStore {
     }
 
     private static final RowMapper<ConcurrencyCap> CAP = (rs, row) -> new ConcurrencyCap(rs.getString("queue"),
-            (Integer) rs.getObject("configured"), (Integer) rs.getObject("set_by_hand"),
+            (Integer) rs.getObject("configured"), (Integer) rs.getObject("set_by_hand"), rs.getString("reason"),
             (Integer) rs.getObject("key_configured"), (Integer) rs.getObject("key_set_by_hand"),
-            rs.getString("reason"), rs.getInt("running"));
+            rs.getString("key_reason"), rs.getInt("running"));
 
     private final JdbcTemplate timed;
     private final String declare;

@@ -7,24 +7,23 @@ import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A capped queue's claim ({@link CapSql}): in one transaction, locks the queue's cap row (the
  * claims of one capped queue take turns, on every node), counts its open positions in a snapshot
- * taken after the lock, and claims at most the room left ({@link ClaimStore#roomUnderCap}). Ends
- * and the sweeper only lower the count meanwhile, so the cap holds when the claim commits.
+ * taken after the lock, and claims at most the room left ({@link CapAsk#room}). Ends and the
+ * sweeper only lower the count meanwhile, so the cap holds when the claim commits.
  *
- * <p>Four round trips, against one for a plain claim: the lock (which also reads the isolation
- * level and sets generic plans for the claim, as {@link GenericPlans} would outside a
- * transaction), the count, the claim and the commit. The count must run in a snapshot taken after
- * the lock, which only READ COMMITTED gives; a database whose default isolation is another pays
- * one more round trip per claim to set it, found out at the first claim.
+ * <p>Four round trips: the lock (which also reads the isolation level and sets generic plans for
+ * the claim, as {@link GenericPlans} does outside a transaction), the count, the claim and the
+ * commit. The count must run in a snapshot taken after the lock, which only READ COMMITTED gives;
+ * where the connections' default isolation is another (found at the first claim), each claim sets
+ * it for its own transaction first, one more round trip, which a transaction pooler keeps.
  */
 final class CappedClaim {
 
@@ -34,8 +33,7 @@ final class CappedClaim {
     private final String lock;
     private final String ensure;
     private final String running;
-    private final TransactionTemplate atDefaultIsolation;
-    private final TransactionTemplate readCommitted;
+    private final TransactionTemplate transaction;
     private volatile boolean defaultIsReadCommitted = true;
 
     CappedClaim(DataSource dataSource, JdbcTemplate jdbc, SqlIdentifier schema) {
@@ -43,34 +41,33 @@ final class CappedClaim {
         this.lock = JobSql.render(CapSql.CAP_LOCK, schema);
         this.ensure = JobSql.render(CapSql.CAP_ENSURE, schema);
         this.running = JobSql.render(CapSql.CAP_RUNNING, schema);
-        DataSourceTransactionManager transactions = new DataSourceTransactionManager(dataSource);
-        this.atDefaultIsolation = new TransactionTemplate(transactions);
-        this.readCommitted = new TransactionTemplate(transactions);
-        this.readCommitted.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        this.transaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
     }
 
     /** {@link ClaimStore#claimCapped}. */
-    List<ClaimedPosition> claim(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            ClaimStore.RoomClaim claim) {
+    List<ClaimedPosition> claim(String queue, CapAsk ask, ClaimStore.RoomClaim claim) {
         try {
             try {
-                return (defaultIsReadCommitted ? atDefaultIsolation : readCommitted)
-                        .execute(status -> claimLocked(queue, limit, forSlots, finished, claim));
+                return transaction.execute(status -> claimLocked(queue, ask, claim, !defaultIsReadCommitted));
             } catch (NotReadCommitted e) {
                 defaultIsReadCommitted = false;
-                log.info("The database's default isolation is {}: capped claims set READ COMMITTED for their"
-                        + " transactions, one more round trip each", e.isolation);
-                return readCommitted.execute(status -> claimLocked(queue, limit, forSlots, finished, claim));
+                log.info("The connections' default isolation is {}: each capped claim sets READ COMMITTED for its"
+                        + " transaction, one more round trip", e.isolation);
+                return transaction.execute(status -> claimLocked(queue, ask, claim, true));
             }
         } catch (ClaimRefused e) {
-            // A claim that fails (an ordered claim overlapping another on a key) gives up until the
-            // next poll; the transaction is rolled back whole, it wrote nothing the next one needs.
+            // An ordered claim overlapping another on a key: the transaction is rolled back whole
+            // (it wrote nothing the next one needs) and the claim gives up until the next poll.
+            log.debug("queue={} capped claim refused, tried again at the next poll: {}", queue, e.getMessage());
             return List.of();
         }
     }
 
-    private List<ClaimedPosition> claimLocked(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            ClaimStore.RoomClaim claim) {
+    private List<ClaimedPosition> claimLocked(String queue, CapAsk ask, ClaimStore.RoomClaim claim,
+            boolean setReadCommitted) {
+        if (setReadCommitted) {
+            jdbc.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+        }
         List<CapRow> rows = jdbc.query(lock, CapRow.MAPPER, queue);
         if (rows.isEmpty()) {
             jdbc.update(ensure, queue);
@@ -78,28 +75,33 @@ final class CappedClaim {
         }
         CapRow row = rows.get(0);
         if (!"read committed".equals(row.isolation)) {
+            if (setReadCommitted) {
+                throw new IllegalStateException("A capped claim of queue " + queue + " runs at isolation "
+                        + row.isolation + " though it set READ COMMITTED: its count would miss claims committed"
+                        + " before its lock");
+            }
             throw new NotReadCommitted(row.isolation);
         }
-        // Under a per-key cap jobs in line would hold their keys' slots while they wait: no line.
-        int wanted = row.keyCap == null ? limit : Math.min(limit, forSlots);
+        // Under a per-key cap a job in line would hold its key's slot: no line.
+        CapAsk asked = row.keyCap == null ? ask : ask.withoutLine();
         if (row.cap == null) {
-            return wanted <= 0 ? List.of() : refusable(claim, wanted, row.keyCap);
+            return asked.limit() <= 0 ? List.of() : refusable(claim, asked.limit(), row.keyCap);
         }
         int open = jdbc.query(connection -> {
             PreparedStatement statement = connection.prepareStatement(running);
-            statement.setArray(1, column(finished, "bigint", ClaimedPosition::token).create(connection));
-            statement.setArray(2, column(finished, "integer", ClaimedPosition::position).create(connection));
+            statement.setArray(1, column(asked.finished(), "bigint", ClaimedPosition::token).create(connection));
+            statement.setArray(2, column(asked.finished(), "integer", ClaimedPosition::position).create(connection));
             statement.setString(3, queue);
             return statement;
         }, rs -> rs.next() ? rs.getInt(1) : 0);
-        int room = ClaimStore.roomUnderCap(row.cap, open, wanted, forSlots);
+        int room = asked.room(row.cap, open);
         return room <= 0 ? List.of() : refusable(claim, room, row.keyCap);
     }
 
     private static List<ClaimedPosition> refusable(ClaimStore.RoomClaim claim, int limit, Integer keyCap) {
         try {
             return claim.claim(limit, keyCap);
-        } catch (DataAccessException e) {
+        } catch (DuplicateKeyException e) {
             throw new ClaimRefused(e);
         }
     }
@@ -116,15 +118,15 @@ final class CappedClaim {
         private final String isolation;
 
         NotReadCommitted(String isolation) {
-            super(null, null, false, false);
+            super("isolation " + isolation, null, false, false);
             this.isolation = isolation;
         }
     }
 
-    /** The claim statement failed: the transaction is rolled back, and the claim comes back empty. */
+    /** The claim statement was refused: the transaction is rolled back, and the claim comes back empty. */
     private static final class ClaimRefused extends RuntimeException {
 
-        ClaimRefused(DataAccessException cause) {
+        ClaimRefused(DuplicateKeyException cause) {
             super(cause.getMessage(), cause, false, false);
         }
     }

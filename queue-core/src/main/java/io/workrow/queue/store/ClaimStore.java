@@ -95,18 +95,14 @@ public interface ClaimStore {
     boolean extendLease(ClaimedPosition job, Duration lease);
 
     /**
-     * Runs {@code claim} within {@code queue}'s cluster-wide concurrency cap, in a transaction
-     * holding the queue's cap row, so that no two nodes claim the same room. Of {@code limit},
-     * {@code forSlots} are for free handler slots and the rest for the poller's line: {@code claim}
-     * is called with the room the cap leaves for the slots, plus at most half of what is left after
-     * them for the line ({@link #LINE_SHARE}), and not at all when there is no room. {@code finished}
-     * are this node's jobs of the queue whose handlers have returned and whose ends are not written
-     * yet: their slots count as free. With a per-key cap in force the claim takes no line (jobs in line
-     * would hold their keys' slots) and gets the cap. Without a cap in the database, {@code claim}
-     * gets {@code limit} and no per-key cap.
+     * Runs {@code claim} within {@code queue}'s concurrency caps, in a transaction holding the
+     * queue's cap row, so that no two nodes claim the same room. {@code claim} is called with the
+     * room the cluster-wide cap leaves ({@link CapAsk#room}) and the per-key cap in force, and not
+     * at all when there is no room. With a per-key cap in force the claim takes no line (a job in
+     * line would hold its key's slot). Without a cap in the database, {@code claim} gets
+     * {@link CapAsk#limit} and no per-key cap.
      */
-    List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            RoomClaim claim);
+    List<ClaimedPosition> claimCapped(String queue, CapAsk ask, RoomClaim claim);
 
     /** The claim {@link #claimCapped} runs in its transaction, with the room the caps leave. */
     @FunctionalInterface
@@ -114,24 +110,6 @@ public interface ClaimStore {
 
         /** Claims up to {@code room} jobs, at most {@code keyCap} of one partition key at once ({@code null}: no per-key cap). */
         List<ClaimedPosition> claim(int room, Integer keyCap);
-    }
-
-    /**
-     * The share of a cap's room a claim may take for its line once its free slots have theirs: jobs
-     * in line count against the cap while they wait, so a line never takes the last of the room,
-     * and another node's free slots find at least as much room as the line took.
-     */
-    double LINE_SHARE = 0.5;
-
-    /**
-     * How many jobs a claim under a cap takes: its free slots first, then at most
-     * {@link #LINE_SHARE} of the room left after them for its line; never more than {@code limit}.
-     */
-    static int roomUnderCap(int cap, int open, int limit, int forSlots) {
-        int room = Math.max(0, cap - open);
-        int slots = Math.min(Math.min(forSlots, limit), room);
-        int line = (int) Math.min(limit - slots, Math.floor((room - slots) * LINE_SHARE));
-        return slots + Math.max(0, line);
     }
 
     /** The same statements on another data source (the runtime's reserved connections). */

@@ -284,9 +284,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     @Override
-    public List<ClaimedPosition> claimCapped(String queue, int limit, int forSlots, List<ClaimedPosition> finished,
-            RoomClaim claim) {
-        return capped.claim(queue, limit, forSlots, finished, claim);
+    public List<ClaimedPosition> claimCapped(String queue, CapAsk ask, RoomClaim claim) {
+        return capped.claim(queue, ask, claim);
     }
 
     @Override
@@ -778,6 +777,10 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
                 // Each attempt its own transaction: a refused insert aborts the one it ran in.
                 return genericPlans.run(() -> timed.query(claimOrdered.bind(values), claimed(System.nanoTime())));
             } catch (org.springframework.dao.DuplicateKeyException e) {
+                if (org.springframework.transaction.support.TransactionSynchronizationManager
+                        .isActualTransactionActive()) {
+                    throw e; // the caller's transaction is aborted: it gives up this claim
+                }
                 if (attempt == 2) {
                     return List.of();
                 }

@@ -1,5 +1,6 @@
 package io.workrow.queue.worker;
 
+import io.workrow.queue.store.CapAsk;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.FairnessStore;
@@ -24,9 +25,10 @@ interface JobClaimer {
 
     /**
      * Claims up to {@code limit} jobs, of which {@code forSlots} are for free handler slots and the
-     * rest for the poller's line; only a capped queue's claim tells them apart.
+     * rest for the poller's line, which holds {@code inLine} jobs already; only a capped queue's
+     * claim tells them apart.
      */
-    default List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
+    default List<ClaimedPosition> claim(int limit, int forSlots, int inLine, boolean probes) {
         return claim(limit, probes);
     }
 
@@ -60,14 +62,15 @@ interface JobClaimer {
         return new JobClaimer() {
             @Override
             public List<ClaimedPosition> claim(int limit, boolean probes) {
-                return claim(limit, limit, probes);
+                return claim(limit, limit, 0, probes);
             }
 
             @Override
-            public List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
+            public List<ClaimedPosition> claim(int limit, int forSlots, int inLine, boolean probes) {
                 return caps.capped(queue)
-                        ? store.claimCapped(queue, limit, forSlots, finished.get(), (room, keyCap) -> keyCap == null
-                                ? claimer.claim(room, probes) : claimer.claimPerKey(room, keyCap, probes))
+                        ? store.claimCapped(queue, new CapAsk(limit, forSlots, inLine, finished.get()),
+                                (room, keyCap) -> keyCap == null ? claimer.claim(room, probes)
+                                        : claimer.claimPerKey(room, keyCap, probes))
                         : claimer.claim(limit, probes);
             }
 

@@ -39,6 +39,14 @@ final class QueueCaps {
         return inDatabase.contains(queue);
     }
 
+    /**
+     * Whether {@code queue} is capped as this runtime last saw the caps, without looking again: for
+     * the handler threads and the result writer, which must not wait on the database for it.
+     */
+    boolean knownCapped(String queue) {
+        return configured.contains(queue) || inDatabase.contains(queue);
+    }
+
     private void refreshIfStale() {
         long now = System.nanoTime();
         if (now - refreshedAt < REFRESH.toNanos()) {

@@ -61,14 +61,14 @@ final class QueuePoller implements Runnable {
     private final ConcurrentLinkedQueue<RunningJob> inLine = new ConcurrentLinkedQueue<>();
     private final Wakeup wakeup = new Wakeup();
     private volatile boolean running = true;
-    /** Whether the queue's configuration caps it cluster-wide. */
-    private final boolean capped;
+    /** Whether the queue is capped, by its configuration or in the database as this runtime last saw it. */
+    private final java.util.function.BooleanSupplier capped;
     /** Free room that wakes the waiting poller; 0 when it is not waiting for room. */
     private volatile int wakeAtFreeRoom;
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
-            Duration pollInterval) {
+            Duration pollInterval, java.util.function.BooleanSupplier capped) {
         this.registration = registration;
         this.claimer = claimer;
         this.executor = executor;
@@ -80,7 +80,7 @@ final class QueuePoller implements Runnable {
         this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
         QueueOptions options = registration.options();
-        this.capped = options.globalConcurrency() > 0;
+        this.capped = capped;
         this.adaptive = options.adaptsPrefetch()
                 ? new AdaptivePrefetch(options.mostPrefetched())
                 : null;
@@ -172,7 +172,7 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         long claimSentNanos = System.nanoTime();
-        List<ClaimedPosition> claimed = claim(wanted, Math.min(wanted, room.freeSlots()));
+        List<ClaimedPosition> claimed = claim(wanted, Math.min(wanted, room.freeSlots()), inLine.size());
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedPosition job : claimed) {
             RunningJob held = new RunningJob(job, registration, claimSentNanos);
@@ -194,8 +194,8 @@ final class QueuePoller implements Runnable {
      * One claim statement; for a queue with a circuit breaker that claimed nothing (the statement
      * refuses a breaker that is not closed), the probes its breaker grants once the cooldown is over.
      */
-    private List<ClaimedPosition> claim(int wanted, int forSlots) {
-        List<ClaimedPosition> claimed = claimer.claim(wanted, forSlots, false);
+    private List<ClaimedPosition> claim(int wanted, int forSlots, int lined) {
+        List<ClaimedPosition> claimed = claimer.claim(wanted, forSlots, lined, false);
         if (!claimed.isEmpty() || !breakers.guards(queue())) {
             return claimed;
         }
@@ -284,7 +284,7 @@ final class QueuePoller implements Runnable {
     private void freeRoom() {
         room.give();
         int wake = wakeAtFreeRoom;
-        if ((wake > 0 && room.free() >= wake) || (capped && inLine.isEmpty())) {
+        if ((wake > 0 && room.free() >= wake) || (inLine.isEmpty() && capped.getAsBoolean())) {
             // A capped queue's claim counts a finished handler's slot free before its end is
             // written: a slot with nothing in line claims again at once.
             wakeup.signal();

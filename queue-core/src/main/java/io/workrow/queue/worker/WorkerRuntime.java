@@ -160,7 +160,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 builder.metrics, breakers, queue -> {
             // An ordered queue's key frees up once the outcome is written, and so does a capped queue's
             // slot in every other node's count.
-            if (orderedQueues.contains(queue) || cappedQueues.contains(queue)) {
+            if (orderedQueues.contains(queue) || caps.knownCapped(queue)) {
                 wake(queue);
             }
         }, builder.completionBatchSize,
@@ -182,7 +182,7 @@ public final class WorkerRuntime implements AutoCloseable {
                     store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps,
                     () -> inFlight.finishedOf(registration.queue()));
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
-                    builder.metrics, threads, builder.pollInterval));
+                    builder.metrics, threads, builder.pollInterval, () -> caps.knownCapped(registration.queue())));
         }
         this.promoter = new ScheduledJobPromoter(claims, builder.pollInterval, this::wake);
         this.recurring = builder.recurring.isEmpty() ? null

@@ -1,15 +1,8 @@
 -- Policies, second part: the per-key cap stored with the cluster-wide one, so that it is declared
 -- by the runtimes at start and can be set and cleared by hand at run time as the cluster-wide cap
 -- can; and the view shows a job's deadline, own timeout and snoozes. Old and new nodes may run
--- together across this migration: it adds two columns and appends three to the view.
+-- together across this migration: it appends three columns to the view and adds three to the caps.
 SELECT set_config('search_path', quote_ident(current_schema()), true);
-
--- key_configured: the key-concurrency the runtimes working the queue declared at start (the last
--- to start wins); key_set_by_hand: one set at run time (QueueAdmin.setKeyConcurrency), which wins
--- over it until cleared. NULL: none. A capped claim reads the one in force under the row's lock.
-ALTER TABLE workrow_queue_cap
-    ADD COLUMN key_configured integer CHECK (key_configured >= 1),
-    ADD COLUMN key_set_by_hand integer CHECK (key_set_by_hand >= 1);
 
 -- The view, with a job's deadline (JobRequest.expiresAt), its own handler timeout in milliseconds
 -- (JobRequest.timeout) and how often it snoozed (NULL: never, or not known in its home) appended
@@ -75,3 +68,13 @@ SELECT data.id, outcome.queue, data.partition_key, data.partition_bucket, data.p
 FROM workrow_outcome AS outcome
 JOIN workrow_job_data AS data ON data.id = outcome.job_id
 WHERE outcome.status IN ('completed', 'cancelled');
+
+-- key_configured: the key-concurrency the runtimes working the queue declared at start (the last
+-- to start wins); key_set_by_hand: one set at run time (QueueAdmin.setKeyConcurrency), which wins
+-- over it until cleared, with key_reason. NULL: none. A capped claim reads the one in force under
+-- the row's lock. After the view: a long read of the view holds the migration up there, before it
+-- locks the table every capped claim locks first.
+ALTER TABLE workrow_queue_cap
+    ADD COLUMN key_configured integer CHECK (key_configured >= 1),
+    ADD COLUMN key_set_by_hand integer CHECK (key_set_by_hand >= 1),
+    ADD COLUMN key_reason text;

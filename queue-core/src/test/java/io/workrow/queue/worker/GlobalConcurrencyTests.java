@@ -11,8 +11,8 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
+import io.workrow.queue.store.CapAsk;
 import io.workrow.queue.store.CapStore;
-import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
@@ -127,18 +127,19 @@ class GlobalConcurrencyTests {
     }
 
     @Test
-    void aNodeWhoseTransactionsDefaultToRepeatableReadCountsTheCapAfterItsLockAllTheSame() {
-        HikariDataSource repeatableRead = new HikariDataSource();
-        repeatableRead.setJdbcUrl(database.jdbcUrl());
-        repeatableRead.setUsername(database.server().user());
-        repeatableRead.setPassword(database.server().password());
-        repeatableRead.setMaximumPoolSize(24);
-        // A snapshot taken before the lock would miss the claims of whoever held it before.
-        repeatableRead.setConnectionInitSql("SET default_transaction_isolation = 'repeatable read'");
-        pools.add(repeatableRead);
+    void nodesWhoseTransactionsDefaultToRepeatableReadCountTheCapAfterTheirLockAllTheSame() {
         QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(4).withConcurrency(8);
-        node(JobStore.of(repeatableRead, database.schema()), options).start();
-        node(otherNode(), options).start();
+        for (int node = 0; node < 2; node++) {
+            HikariDataSource repeatableRead = new HikariDataSource();
+            repeatableRead.setJdbcUrl(database.jdbcUrl());
+            repeatableRead.setUsername(database.server().user());
+            repeatableRead.setPassword(database.server().password());
+            repeatableRead.setMaximumPoolSize(24);
+            // A snapshot taken before the lock would miss the claims of whoever held it before.
+            repeatableRead.setConnectionInitSql("SET default_transaction_isolation = 'repeatable read'");
+            pools.add(repeatableRead);
+            node(JobStore.of(repeatableRead, database.schema()), options).start();
+        }
         enqueue(120, 20);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == 120);
@@ -155,7 +156,7 @@ class GlobalConcurrencyTests {
         // A node claims three jobs within the cap and dies: nothing ends them, nothing renews them.
         JobStore crashed = otherNode();
         crashed.caps().declare("crashed", Map.of("partner", new CapStore.Configured(5, null)));
-        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", 10, 10, List.of(),
+        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", new CapAsk(10, 10, 0, List.of()),
                 (room, keyCap) -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
         assertThat(held).hasSize(3);
         enqueue(40, 50);
@@ -256,13 +257,15 @@ class GlobalConcurrencyTests {
         }
         jobQueue.enqueueAll(requests);
         // Nothing in line while the key cap is in force, though the queue's prefetch is 50: a line
-        // would hold its keys' slots. Claimed at once: never more than the 12 handler slots.
+        // would hold its keys' slots. Open positions at once: the 12 slots' jobs, and jobs whose
+        // handlers returned while their ends are being written (at most as many again); a line
+        // would add tens (43 were seen with one).
         int mostClaimed = 0;
         for (int sample = 0; sample < 20; sample++) {
             mostClaimed = Math.max(mostClaimed, admin.concurrencyCaps().get(0).running());
             Thread.sleep(15);
         }
-        assertThat(mostClaimed).isBetween(4, 12);
+        assertThat(mostClaimed).isBetween(4, 24);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 64);
         for (String key : List.of("a", "b", "c")) {
@@ -347,11 +350,19 @@ class GlobalConcurrencyTests {
         assertThat(claimAsNode("d")).as("the cap is full").isZero();
         assertThat(admin.concurrencyCaps()).singleElement().extracting(ConcurrencyCap::running).isEqualTo(10);
 
-        assertThat(ClaimStore.roomUnderCap(10, 9, 102, 0)).as("a line never takes the last slot").isZero();
-        assertThat(ClaimStore.roomUnderCap(10, 8, 102, 0)).as("nor more than half of two").isEqualTo(1);
-        assertThat(ClaimStore.roomUnderCap(1000, 16, 4000, 16)).as("a cap far from full").isEqualTo(16 + 484);
-        assertThat(ClaimStore.roomUnderCap(1000, 16, 40, 16)).as("no more than asked").isEqualTo(40);
-        assertThat(ClaimStore.roomUnderCap(5, 7, 10, 10)).as("over the cap (lowered by hand)").isZero();
+        assertThat(new CapAsk(102, 0, 0, List.of()).room(10, 9)).as("a line never takes the last slot").isZero();
+        assertThat(new CapAsk(102, 0, 0, List.of()).room(10, 8)).as("nor more than half of two").isEqualTo(1);
+        assertThat(new CapAsk(4000, 16, 0, List.of()).room(1000, 16)).as("a cap far from full").isEqualTo(16 + 484);
+        assertThat(new CapAsk(40, 16, 0, List.of()).room(1000, 16)).as("no more than asked").isEqualTo(40);
+        assertThat(new CapAsk(10, 10, 0, List.of()).room(5, 7)).as("over the cap (lowered by hand)").isZero();
+        // A node's whole line, not each claim's part of it, is bounded: it never holds more than the
+        // room it leaves free. Cap 48, six nodes of 8 slots: the first takes its 8 slots and a line
+        // of 20, and its next claims take nothing more while its line is as large as the room left.
+        assertThat(new CapAsk(40, 8, 0, List.of()).room(48, 0)).isEqualTo(8 + 20);
+        assertThat(new CapAsk(40, 0, 20, List.of()).room(48, 28)).as("line 20, room left 20").isZero();
+        assertThat(new CapAsk(40, 0, 10, List.of()).room(48, 28)).as("line 10 of it started").isEqualTo(5);
+        assertThat(new CapAsk(40, 8, 20, List.of()).withoutLine().room(48, 28)).as("no line: slots only")
+                .isEqualTo(8);
     }
 
     private int claimAsNode(String worker) {
@@ -359,7 +370,8 @@ class GlobalConcurrencyTests {
     }
 
     private List<ClaimedPosition> claimAsNode(String worker, List<ClaimedPosition> finished) {
-        return database.store().claims().claimCapped("partner", 102, 2, finished, (room, keyCap) -> database.store().claims()
+        return database.store().claims().claimCapped("partner", new CapAsk(102, 2, 0, finished),
+                (room, keyCap) -> database.store().claims()
                 .claim("partner", worker, room, Duration.ofMinutes(1), false));
     }
 
@@ -382,7 +394,7 @@ class GlobalConcurrencyTests {
     @Test
     void nodesWithLinesUnderACapOfSixNeverRunMoreThanSixAndALateNodesSlotsFindRoom() {
         QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(6).withConcurrency(3);
-        node(database.store(), options.withPrefetch(100)).start();
+        node(database.store(), options).start();
         enqueue(90, 40);
         // The first node holds a line beside its three running jobs: more than its slots are claimed.
         await().atMost(Duration.ofSeconds(10)).until(() -> admin.concurrencyCaps().stream()
@@ -415,7 +427,8 @@ class GlobalConcurrencyTests {
     void aKeyCapTakesNoPrefetchAndBadValuesAreRefused() {
         assertThat(QueueOptions.defaults().withGlobalConcurrency(5).adaptsPrefetch()).as("a line within the cap")
                 .isTrue();
-        assertThat(QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5).mostPrefetched()).isEqualTo(4);
+        assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5))
+                .hasMessageContaining("a fixed prefetch is not available with global-concurrency");
         assertThatThrownBy(() -> QueueOptions.defaults().withGlobalConcurrency(-1))
                 .hasMessageContaining("global-concurrency");
         assertThatThrownBy(() -> admin.setGlobalConcurrency("partner", 0, null))

@@ -13,8 +13,9 @@ import org.junit.jupiter.api.condition.DisabledOnOs;
 import org.junit.jupiter.api.condition.OS;
 
 /**
- * Runs the protocol's model checks (scripts/model-check.sh, spin): the batch protocol of the
- * write-once layout. Its properties hold, and every mutant is caught.
+ * Runs the protocols' model checks (scripts/model-check.sh, spin): the batch protocol of the
+ * write-once layout and the cluster-wide concurrency cap. Their properties hold, and every mutant
+ * is caught.
  */
 @DisabledOnOs(OS.WINDOWS)
 class ProtocolModelTests {
@@ -41,6 +42,7 @@ class ProtocolModelTests {
         assertThat(ended).as("model check ended").isTrue();
         assertThat(check.exitValue()).as(printed).isZero();
         assertThat(checksAsExpected(printed, "batch")).hasSize(9);
+        assertThat(checksAsExpected(printed, "cap")).hasSize(5);
     }
 
     private static List<String> checksAsExpected(String printed, String model) {

@@ -390,7 +390,8 @@ class WorkrowObservabilityTests {
             assertThat(endpoint.queues().caps()).singleElement().satisfies(cap -> {
                 assertThat(cap.cap()).isEqualTo(5);
                 assertThat(cap.keyCap()).isEqualTo(2);
-                assertThat(cap.reason()).isEqualTo("set by hand: per tenant");
+                assertThat(cap.reason()).isEqualTo("set by hand: partner's limit");
+                assertThat(cap.keyReason()).isEqualTo("set by hand: per tenant");
             });
             assertThatThrownBy(() -> endpoint.operate("partner", "set-key-concurrency", null, null, null, null, null,
                     null, null, null, null, null, 0)).isInstanceOf(InvalidEndpointRequestException.class)
@@ -400,7 +401,8 @@ class WorkrowObservabilityTests {
             assertThat(endpoint.queues().caps()).singleElement().satisfies(cap -> {
                 assertThat(cap.cap()).as("the cluster-wide cap cleared").isNull();
                 assertThat(cap.keyCap()).isEqualTo(2);
-                assertThat(cap.reason()).as("the per-key cap's reason stays").isEqualTo("set by hand: per tenant");
+                assertThat(cap.reason()).isNull();
+                assertThat(cap.keyReason()).as("the per-key cap's reason stays").isEqualTo("set by hand: per tenant");
             });
             assertThat(endpoint.operate("partner", "clear-key-concurrency", null, null, null, null, null, null, null,
                     null, null, null, null)).containsEntry("cleared", true);
