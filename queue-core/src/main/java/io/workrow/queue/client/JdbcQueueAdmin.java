@@ -194,40 +194,43 @@ public final class JdbcQueueAdmin implements QueueAdmin {
 
     @Override
     public void setGlobalConcurrency(String queue, int cap, String reason) {
-        QueueNames.check(queue);
-        if (cap < 1) {
-            throw new IllegalArgumentException("a global concurrency cap must be at least 1, was " + cap);
-        }
-        String why = reason == null || reason.isBlank() ? "set by hand" : "set by hand: " + reason;
-        store.caps().set(queue, cap, why);
-        log.warn("queue={} global-concurrency {} on every node until cleared ({})", queue, cap, why);
+        setCap("global-concurrency", queue, cap, reason, store.caps()::set);
     }
 
     @Override
     public boolean clearGlobalConcurrency(String queue) {
-        boolean cleared = store.caps().clear(QueueNames.check(queue));
-        if (cleared) {
-            log.info("queue={} global-concurrency set by hand cleared; its configured cap applies", queue);
-        }
-        return cleared;
+        return clearCap("global-concurrency", queue, store.caps()::clear);
     }
 
     @Override
     public void setKeyConcurrency(String queue, int cap, String reason) {
-        QueueNames.check(queue);
-        if (cap < 1) {
-            throw new IllegalArgumentException("a per-key concurrency cap must be at least 1, was " + cap);
-        }
-        String why = reason == null || reason.isBlank() ? "set by hand" : "set by hand: " + reason;
-        store.caps().setPerKey(queue, cap, why);
-        log.warn("queue={} key-concurrency {} on every node until cleared ({})", queue, cap, why);
+        setCap("key-concurrency", queue, cap, reason, store.caps()::setPerKey);
     }
 
     @Override
     public boolean clearKeyConcurrency(String queue) {
-        boolean cleared = store.caps().clearPerKey(QueueNames.check(queue));
+        return clearCap("key-concurrency", queue, store.caps()::clearPerKey);
+    }
+
+    /** A cap stored by hand in place of the configured {@code property} on every node. */
+    private interface CapSetter {
+        void set(String queue, int cap, String reason);
+    }
+
+    private static void setCap(String property, String queue, int cap, String reason, CapSetter setter) {
+        QueueNames.check(queue);
+        if (cap < 1) {
+            throw new IllegalArgumentException("a " + property + " cap must be at least 1, was " + cap);
+        }
+        String why = reason == null || reason.isBlank() ? "set by hand" : "set by hand: " + reason;
+        setter.set(queue, cap, why);
+        log.warn("queue={} {} {} on every node until cleared ({})", queue, property, cap, why);
+    }
+
+    private static boolean clearCap(String property, String queue, java.util.function.Predicate<String> clearer) {
+        boolean cleared = clearer.test(QueueNames.check(queue));
         if (cleared) {
-            log.info("queue={} key-concurrency set by hand cleared; its configured cap applies", queue);
+            log.info("queue={} {} set by hand cleared; its configured cap applies", queue, property);
         }
         return cleared;
     }
