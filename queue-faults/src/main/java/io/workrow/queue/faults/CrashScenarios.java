@@ -6,12 +6,14 @@ import static io.workrow.queue.faults.FaultFleet.START;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /** Worker JVMs that die, freeze, stop, or run longer than their lease while they hold jobs. */
@@ -86,17 +88,25 @@ final class CrashScenarios {
             workers.add(fleet.start(name, 0, capped));
         }
         workers.forEach(worker -> worker.awaitStarted(START));
-        // 200 jobs of 150 ms take six seconds at the cap: long enough that the victim, which gets
-        // a slot only when its claim comes before the others', is caught holding one.
+        // 200 jobs of 150 ms take six seconds at the cap. A binding cap promises no worker a slot
+        // (one that finishes a job claims again at once, and may keep the slots from the others),
+        // so the victim is whichever worker is seen running capped jobs.
         List<Long> ids = fleet.enqueueTo(FaultWorker.CAPPED_QUEUE, 200, 150);
-        WorkerJvm victim = workers.get(0);
-        Waits.until(Duration.ofMinutes(1), victim.name() + " to run capped jobs", () -> fleet.held(victim) >= 1);
-        long heldAtKill = fleet.held(victim);
+        long[] held = new long[workers.size()];
+        Waits.until(Duration.ofMinutes(1), "a worker to run capped jobs", () -> {
+            for (int i = 0; i < workers.size(); i++) {
+                held[i] = fleet.held(workers.get(i));
+            }
+            return Arrays.stream(held).anyMatch(count -> count >= 1);
+        });
+        int index = IntStream.range(0, held.length).reduce((a, b) -> held[b] > held[a] ? b : a).orElseThrow();
+        WorkerJvm victim = workers.get(index);
+        long heldAtKill = held[index];
         victim.kill9();
         Timestamp killedAt = jdbc.queryForObject("SELECT clock_timestamp()", Timestamp.class);
-        WorkerJvm replacement = fleet.start("cap-1-restart", 0, capped);
+        WorkerJvm replacement = fleet.start(victim.name() + "-restart", 0, capped);
         replacement.awaitStarted(START);
-        workers.set(0, replacement);
+        workers.set(index, replacement);
         fleet.awaitCompleted(ids);
         fleet.terminate(workers);
         Map<String, Object> figures = checker.check(ids);
