@@ -12,11 +12,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -107,6 +111,30 @@ class SampleApplicationTests {
                 .contains("workrow_jobs_duration_seconds_count{outcome=\"success\",queue=\"send-receipt\"")
                 .contains("workrow_queue_depth_jobs{queue=\"send-receipt\",status=\"pending\"")
                 .contains("workrow_queue_lag_seconds{queue=\"send-receipt\"}"));
+    }
+
+    @Test
+    void theGrafanaBoardAndTheAlertRulesUseOnlyMetricsThisScrapeHasEachWithHelpText() throws Exception {
+        long id = placeOrder("barbara");
+        await().atMost(Duration.ofSeconds(10)).until(() -> get("/orders/" + id).get("receiptSent").asBoolean());
+        String scrape = text("/actuator/prometheus");
+        Path file = Files.createTempFile("scrape", ".txt");
+        Files.writeString(file, scrape);
+        Process check = new ProcessBuilder("bash", "../ops/check-metric-names.sh", file.toString())
+                .redirectErrorStream(true).start();
+        String printed = new String(check.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(check.waitFor()).as(printed).isZero();
+        assertThat(printed).containsPattern("(\\d+) metric names used, \\1 in the scrape");
+
+        List<String> families = scrape.lines().filter(line -> line.startsWith("# TYPE workrow_"))
+                .map(line -> line.split(" ")[2]).toList();
+        assertThat(families).contains("workrow_job_seconds", "workrow_breaker_transitions_total");
+        for (String family : families) {
+            String base = family.replaceFirst("_total$", "");
+            assertThat(scrape.lines().filter(line -> line.startsWith("# HELP " + base + " ")
+                    || line.startsWith("# HELP " + family + " ")).map(line -> line.substring(line.indexOf(' ', 7) + 1)))
+                    .as("help text of " + family).singleElement().asString().isNotBlank();
+        }
     }
 
     @Test

@@ -107,11 +107,22 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     }
 
     @Override
+    public void registerBreaker(String queue) {
+        for (BreakerStatus.State state : BreakerStatus.State.values()) {
+            transitions(queue, state);
+        }
+    }
+
+    @Override
     public void breakerTransition(String queue, BreakerStatus.State state) {
-        transitions.computeIfAbsent(queue + '\u0000' + state.columnValue(), key -> Counter.builder("workrow.breaker.transitions")
+        transitions(queue, state).increment();
+    }
+
+    private Counter transitions(String queue, BreakerStatus.State state) {
+        return transitions.computeIfAbsent(queue + '\u0000' + state.columnValue(), key -> Counter.builder("workrow.breaker.transitions")
                 .description("Circuit breaker state changes, by the state entered")
                 .tag("queue", queue).tag("state", state.columnValue())
-                .register(registry)).increment();
+                .register(registry));
     }
 
     private Timer timer(String queue, JobOutcome outcome) {

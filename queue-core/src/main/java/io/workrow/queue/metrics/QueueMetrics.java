@@ -22,6 +22,13 @@ public interface QueueMetrics {
     default void register(String queue) {
     }
 
+    /**
+     * {@code queue} has a circuit breaker: its transition counters should exist from now on, at
+     * zero, so an alert on the breaker opening has a series before the first opening.
+     */
+    default void registerBreaker(String queue) {
+    }
+
     /** {@code count} jobs of {@code queue} were claimed by one statement. */
     default void claimed(String queue, int count) {
     }

@@ -40,6 +40,7 @@ final class CircuitBreakers {
         this.metrics = metrics;
         this.guarded = Map.copyOf(guarded);
         guarded.keySet().forEach(queue -> unreportedFailures.put(queue, new AtomicInteger()));
+        guarded.keySet().forEach(metrics::registerBreaker);
     }
 
     /** A result was handed to the writer (on the handler's thread). */

@@ -3,6 +3,7 @@ package io.workrow.queue.autoconfigure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.metrics.MicrometerQueueMetrics;
+import io.workrow.queue.metrics.ObservationMeterDescriptions;
 import io.workrow.queue.maintenance.QueueDepthGauges;
 import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.spring.handler.QueueHandlerDiscoverer;
@@ -19,7 +20,7 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Workrow's meters when the application has a {@link MeterRegistry}: the counters and timer of
- * {@link MicrometerQueueMetrics}, and the depth and lag gauges refreshed every
+ * {@link MicrometerQueueMetrics}, descriptions for the observations' timers, and the depth and lag gauges refreshed every
  * {@code workrow.metrics.refresh-interval} by one query. Without Micrometer nothing is bound and
  * the engine reports to {@link QueueMetrics#NOOP}.
  */
@@ -34,6 +35,12 @@ public final class WorkrowMetricsAutoConfiguration {
     @ConditionalOnMissingBean(QueueMetrics.class)
     MicrometerQueueMetrics workrowQueueMetrics(MeterRegistry registry) {
         return new MicrometerQueueMetrics(registry);
+    }
+
+    /** Help text for the timers of the {@code workrow.job} and {@code workrow.enqueue} observations. */
+    @Bean
+    static ObservationMeterDescriptions workrowObservationMeterDescriptions() {
+        return new ObservationMeterDescriptions();
     }
 
     @Bean

@@ -28,6 +28,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
         "workrow.poll-interval=200ms",
         "workrow.queues.send-receipt.backoff.initial=50ms",
         "workrow.queues.send-receipt.backoff.max=100ms",
+        // Poison orders fail 16 sends in a row here, more than the shop's breaker lets pass.
+        "workrow.queues.send-receipt.breaker.failure-threshold=50",
         // Redraws come when the test asks (the page's Refresh) or after a write, never between a
         // find and a click.
         "workrow.dashboard.refresh-interval=1h"})
