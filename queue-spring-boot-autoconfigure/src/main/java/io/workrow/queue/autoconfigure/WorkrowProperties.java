@@ -387,7 +387,7 @@ public class WorkrowProperties {
         }
     }
 
-    /** Settings every queue gets unless it overrides them under workrow.queues.<queue>. */
+    /** Settings every queue gets unless it overrides them under {@code workrow.queues.<queue>}. */
     public static class QueueDefaults {
 
         /** Most handlers of one queue running at once in this application. */
