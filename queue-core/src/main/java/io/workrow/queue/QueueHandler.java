@@ -5,6 +5,7 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import org.springframework.aot.hint.annotation.Reflective;
 
 /**
  * Marks a bean method as the handler of a queue (with the Spring Boot starter). The method takes
@@ -18,10 +19,14 @@ import java.lang.annotation.Target;
  *
  * Returning normally completes the job; throwing fails the attempt; {@link DiscardJobException}
  * sends it to {@code dead} at once. A queue has exactly one handler.
+ *
+ * <p>Spring's AOT processing registers the method, its payload type and its result type for
+ * reflection ({@code QueueHandlerReflectiveProcessor}), so handlers work in a native image as they are.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Reflective(QueueHandlerReflectiveProcessor.class)
 public @interface QueueHandler {
 
     /** The queue this method handles. */

@@ -67,6 +67,8 @@ public final class WorkrowMigrations {
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .locations(LOCATION)
+                // Scripts read by name, as a native image can; Flyway would list the directory.
+                .resourceProvider(new MigrationScripts(WorkrowMigrations.class.getClassLoader()))
                 // The schema usually holds the application's tables already; start Workrow's own
                 // history at version 0 so that V1 still runs there.
                 .baselineOnMigrate(true)

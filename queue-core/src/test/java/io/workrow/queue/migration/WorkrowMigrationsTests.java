@@ -7,8 +7,12 @@ import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
+import java.io.BufferedReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -24,6 +28,26 @@ class WorkrowMigrationsTests {
 
     private int tablesNamed(String name) {
         return database.jdbc().queryForObject("SELECT count(*) FROM pg_tables WHERE tablename = ?", Integer.class, name);
+    }
+
+    @Test
+    void theScriptsNamedOneByOneAreEveryScriptInTheDirectoryUpToTheLatestVersion() throws Exception {
+        // The directory of the first script: the package's directory of the test classes comes first.
+        Path directory = Path.of(WorkrowMigrations.class.getClassLoader()
+                .getResource(MigrationScripts.path(MigrationScripts.NAMES.get(0))).toURI()).getParent();
+        try (Stream<Path> files = Files.list(directory)) {
+            assertThat(MigrationScripts.NAMES).containsExactlyInAnyOrderElementsOf(
+                    files.map(file -> file.getFileName().toString()).filter(name -> name.endsWith(".sql")).toList());
+        }
+        assertThat(MigrationScripts.NAMES.get(MigrationScripts.NAMES.size() - 1))
+                .startsWith("V" + WorkrowMigrations.LATEST_VERSION + "__");
+        MigrationScripts scripts = new MigrationScripts(getClass().getClassLoader());
+        assertThat(scripts.getResources("V", new String[] {".sql"})).hasSize(MigrationScripts.NAMES.size());
+        assertThat(scripts.getResources("beforeMigrate", new String[] {".sql"})).isEmpty();
+        try (BufferedReader first = new BufferedReader(scripts.getResource("V1__create_workrow_job.sql").read())) {
+            assertThat(first.lines()).anySatisfy(line -> assertThat(line).contains("CREATE TABLE"));
+        }
+        assertThat(scripts.getResource("V99__missing.sql")).isNull();
     }
 
     @Test

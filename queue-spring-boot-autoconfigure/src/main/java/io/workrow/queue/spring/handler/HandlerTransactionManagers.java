@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -42,7 +43,12 @@ public final class HandlerTransactionManagers {
 
     /** The DataSource a manager commits on, when it says (DataSource, JDBC and JPA managers do), else null. */
     static DataSource managedDataSource(PlatformTransactionManager manager) {
+        if (manager instanceof DataSourceTransactionManager jdbc) {
+            return jdbc.getDataSource();
+        }
         try {
+            // JPA's and others' managers, without a compile-time dependency on them (AOT hints:
+            // WorkrowAutoConfigurationRuntimeHints).
             Method getter = manager.getClass().getMethod("getDataSource");
             Object value = getter.invoke(manager);
             return value instanceof DataSource managed ? managed : null;
