@@ -15,9 +15,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-failures=0
-
 # check MODEL NAME EXPECT(pass|fail) "SPIN DEFINES" "CC DEFINES" "PAN FLAGS" [WHAT A FAILURE MUST SAY]
+# Runs in the current directory; returns non-zero when the outcome is not the expected one.
 check() {
     local model=$models/$1-protocol.pml name="$1: $2" expect=$3 defines=$4 cc=$5 flags=$6 says=${7:-}
     # shellcheck disable=SC2086
@@ -31,8 +30,7 @@ check() {
     states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.out | head -1)
     if grep -q "max search depth too small" pan.out; then
         echo "$name: search depth too small" >&2
-        failures=$((failures + 1))
-        return
+        return 1
     fi
     local outcome=pass
     [ "${errors:-1}" = "0" ] || outcome=fail
@@ -44,8 +42,21 @@ check() {
     else
         echo "$name: $outcome, expected $expect (errors ${errors:-?}, ${states:-?} states)" >&2
         sed -n '1,20p' pan.out >&2
-        failures=$((failures + 1))
+        return 1
     fi
+}
+
+# The checks are independent: run them side by side, one per core, each in a directory of its own,
+# and print their lines in the order they were scheduled.
+parallel=$(nproc 2>/dev/null || echo 2)
+scheduled=0
+schedule() {
+    scheduled=$((scheduled + 1))
+    mkdir "$work/$scheduled"
+    (cd "$work/$scheduled" && check "$@"; echo $? >"$work/$scheduled.status") >"$work/$scheduled.out" 2>&1 &
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do
+        wait -n || true
+    done
 }
 
 # The batch protocol's verifiers keep their states compressed (-DCOLLAPSE): 2 jobs, 2 workers. Its
@@ -54,21 +65,27 @@ check() {
 quiet="-DMAX_STOPS=0 -DMAX_RESENDS=0"
 safety="-DSAFETY -DNOCLAIM -DCOLLAPSE"
 liveness="-DNFAIR=5 -DCOLLAPSE"
-check batch "safety: one home per job, ends fenced by the claim row, completed at most once, no lease lapses under a live holder" pass "" "$safety" "-m200000"
-check batch "liveness: every job ends completed, dead or cancelled (weak fairness)" pass "$quiet" "$liveness" "-a -f -N ends -m400000"
-check batch "mutant: an end checks that the job runs, not its claim row" fail "-DUNFENCED" "$safety" "-m200000" "assertion violated"
-check batch "mutant: an end ignores the settled bit (a statement sent again counts twice)" fail "-DUNSETTLED" "$safety" "-m200000" "assertion violated"
-check batch "mutant: a claim takes a job that is not ready" fail "-DUNCHECKED_CLAIM" "$safety" "-m200000" "assertion violated"
-check batch "mutant: cancelling a running job does not mark it dropped" fail "-DCANCEL_UNMARKED" "$safety" "-m200000" "assertion violated"
-check batch "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "$safety" "-m200000" "assertion violated"
-check batch "mutant: no sweeper" fail "-DNO_SWEEPER $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
-check batch "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
+schedule batch "safety: one home per job, ends fenced by the claim row, completed at most once, no lease lapses under a live holder" pass "" "$safety" "-m200000"
+schedule batch "liveness: every job ends completed, dead or cancelled (weak fairness)" pass "$quiet" "$liveness" "-a -f -N ends -m400000"
+schedule batch "mutant: an end checks that the job runs, not its claim row" fail "-DUNFENCED" "$safety" "-m200000" "assertion violated"
+schedule batch "mutant: an end ignores the settled bit (a statement sent again counts twice)" fail "-DUNSETTLED" "$safety" "-m200000" "assertion violated"
+schedule batch "mutant: a claim takes a job that is not ready" fail "-DUNCHECKED_CLAIM" "$safety" "-m200000" "assertion violated"
+schedule batch "mutant: cancelling a running job does not mark it dropped" fail "-DCANCEL_UNMARKED" "$safety" "-m200000" "assertion violated"
+schedule batch "mutant: the sweeper ignores the holders' vouches" fail "-DNO_VOUCH" "$safety" "-m200000" "assertion violated"
+schedule batch "mutant: no sweeper" fail "-DNO_SWEEPER $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
+schedule batch "mutant: a vouch that never runs out" fail "-DENDLESS_VOUCH $quiet" "$liveness" "-a -f -N ends -m400000" "acceptance cycle"
 
 # The cluster-wide cap: 2 nodes of 2 slots, a cap of 2, 3 jobs (cap-protocol.pml).
-check cap "safety: never more handlers running than the cap, lines and finished slots counted" pass "" "$safety" "-m200000"
-check cap "mutant: the finished list takes a job whose handler still runs" fail "-DRUNNING_AS_FINISHED" "$safety" "-m200000" "assertion violated"
-check cap "mutant: a finished position is counted free without checking it is open under the same claim" fail "-DUNCHECKED_FINISHED" "$safety" "-m200000" "assertion violated"
-check cap "mutant: the count and the claim are two steps, without the cap row's lock between" fail "-DUNLOCKED" "$safety" "-m200000" "assertion violated"
-check cap "mutant: the count leaves out jobs waiting in a line" fail "-DLINE_UNCOUNTED" "$safety" "-m200000" "assertion violated"
+schedule cap "safety: never more handlers running than the cap, lines and finished slots counted" pass "" "$safety" "-m200000"
+schedule cap "mutant: the finished list takes a job whose handler still runs" fail "-DRUNNING_AS_FINISHED" "$safety" "-m200000" "assertion violated"
+schedule cap "mutant: a finished position is counted free without checking it is open under the same claim" fail "-DUNCHECKED_FINISHED" "$safety" "-m200000" "assertion violated"
+schedule cap "mutant: the count and the claim are two steps, without the cap row's lock between" fail "-DUNLOCKED" "$safety" "-m200000" "assertion violated"
+schedule cap "mutant: the count leaves out jobs waiting in a line" fail "-DLINE_UNCOUNTED" "$safety" "-m200000" "assertion violated"
 
+wait
+failures=0
+for n in $(seq 1 "$scheduled"); do
+    cat "$work/$n.out"
+    [ "$(cat "$work/$n.status" 2>/dev/null)" = 0 ] || failures=$((failures + 1))
+done
 exit $failures
