@@ -2,8 +2,8 @@
 # Lists the metric names the Grafana board and the alert rules use that a Prometheus scrape lacks.
 #   curl -s http://localhost:8080/actuator/prometheus > /tmp/scrape.txt
 #   ops/check-metric-names.sh /tmp/scrape.txt
-# Exits non-zero when one is missing. A counter Workrow registers at its first event (a dead job,
-# a breaker's change) is in the scrape only once that event happened on the scraped node.
+# Exits non-zero when one is missing. Workrow's meters of a queue are in the scrape from start-up
+# on a node that knows the queue, and a breaker's transitions on a node whose queue has one.
 set -euo pipefail
 ops="$(cd "$(dirname "$0")" && pwd)"
 scrape=${1:?usage: check-metric-names.sh SCRAPE_FILE}

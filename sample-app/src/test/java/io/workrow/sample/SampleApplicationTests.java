@@ -110,7 +110,9 @@ class SampleApplicationTests {
                 .contains("workrow_jobs_retired_total{queue=\"send-receipt\"")
                 .contains("workrow_jobs_duration_seconds_count{outcome=\"success\",queue=\"send-receipt\"")
                 .contains("workrow_queue_depth_jobs{queue=\"send-receipt\",status=\"pending\"")
-                .contains("workrow_queue_lag_seconds{queue=\"send-receipt\"}"));
+                .contains("workrow_queue_lag_seconds{queue=\"send-receipt\"}")
+                .as("the receipts' concurrency, 4 in application.yml")
+                .contains("workrow_queue_handlers{queue=\"send-receipt\"} 4"));
     }
 
     @Test

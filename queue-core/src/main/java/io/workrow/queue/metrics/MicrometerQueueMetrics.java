@@ -1,12 +1,14 @@
 package io.workrow.queue.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.workrow.queue.BreakerStatus;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
@@ -14,7 +16,8 @@ import java.util.function.Function;
  * {@code workrow.jobs.claimed}, {@code .processed}, {@code .failed}, {@code .stale}, {@code .abandoned},
  * {@code .retired}, {@code .snoozed}, {@code .expired}, and the timer {@code workrow.jobs.duration} (handler time) tagged also
  * {@code outcome}; {@code workrow.breaker.transitions} tagged also {@code state} (the state
- * entered). Meters are looked up once per queue and kept.
+ * entered); the gauge {@code workrow.queue.handlers}, this node's handler slots for the queue. Meters
+ * are looked up once per queue and kept.
  */
 public final class MicrometerQueueMetrics implements QueueMetrics {
 
@@ -29,6 +32,7 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     private final Map<String, Counter> expired = new ConcurrentHashMap<>();
     private final Map<String, Timer> durations = new ConcurrentHashMap<>();
     private final Map<String, Counter> transitions = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> handlerSlots = new ConcurrentHashMap<>();
 
     public MicrometerQueueMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -104,6 +108,17 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     @Override
     public void retired(String queue) {
         counter(retired, "workrow.jobs.retired", "Jobs moved to dead", queue).increment();
+    }
+
+    @Override
+    public void handlers(String queue, int slots) {
+        handlerSlots.computeIfAbsent(queue, q -> {
+            AtomicInteger value = new AtomicInteger();
+            Gauge.builder("workrow.queue.handlers", value, AtomicInteger::get)
+                    .description("Handler slots this node gives the queue; 0 or absent where no handler of it runs")
+                    .tag("queue", q).strongReference(true).register(registry);
+            return value;
+        }).set(slots);
     }
 
     @Override

@@ -23,6 +23,13 @@ public interface QueueMetrics {
     }
 
     /**
+     * This runtime works {@code queue} with {@code slots} handler slots (its concurrency), or, with
+     * 0, no longer works it: summed over the nodes, whether any node handles the queue at all.
+     */
+    default void handlers(String queue, int slots) {
+    }
+
+    /**
      * {@code queue} has a circuit breaker: its transition counters should exist from now on, at
      * zero, so an alert on the breaker opening has a series before the first opening.
      */

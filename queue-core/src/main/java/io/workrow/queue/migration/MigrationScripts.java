@@ -4,6 +4,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.Reader;
 import java.net.URL;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collection;
@@ -96,7 +97,7 @@ public final class MigrationScripts implements ResourceProvider {
         @Override
         public String getAbsolutePathOnDisk() {
             URL url = classLoader.getResource(path(name));
-            return url == null ? path(name) : url.getPath();
+            return url == null ? path(name) : URLDecoder.decode(url.getPath(), StandardCharsets.UTF_8);
         }
 
         @Override

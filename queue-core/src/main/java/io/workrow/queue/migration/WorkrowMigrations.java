@@ -1,6 +1,7 @@
 package io.workrow.queue.migration;
 
 import io.workrow.queue.store.SqlIdentifier;
+import java.util.List;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
@@ -60,15 +61,22 @@ public final class WorkrowMigrations {
 
     /** Applies pending migrations to the schema, creating it if needed, and returns how many ran. */
     public int migrate() {
-        Flyway flyway = Flyway.configure(WorkrowMigrations.class.getClassLoader())
+        return migrate(WorkrowMigrations.class.getClassLoader());
+    }
+
+    /** {@link #migrate()} with the scripts read through {@code classLoader}. */
+    int migrate(ClassLoader classLoader) {
+        Flyway flyway = Flyway.configure(classLoader)
                 .dataSource(dataSource)
                 .schemas(schema.name())
                 .defaultSchema(schema.name())
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 .locations(LOCATION)
-                // Scripts read by name, as a native image can; Flyway would list the directory.
-                .resourceProvider(new MigrationScripts(WorkrowMigrations.class.getClassLoader()))
+                // Scripts read by name, as a native image can, and no Java migrations: with both
+                // providers given, Flyway lists no classpath directory, which a native image cannot.
+                .resourceProvider(new MigrationScripts(classLoader))
+                .javaMigrationClassProvider(List::of)
                 // The schema usually holds the application's tables already; start Workrow's own
                 // history at version 0 so that V1 still runs there.
                 .baselineOnMigrate(true)

@@ -391,6 +391,7 @@ public final class WorkerRuntime implements AutoCloseable {
         }
         servicesStarted = true;
         queues.forEach(metrics::register);
+        registrations.forEach((queue, registration) -> metrics.handlers(queue, registration.options().concurrency()));
         breakers.register();
         if (!pollers.isEmpty()) {
             // Before any job is claimed: renewals and outcomes then never wait for the pool.
@@ -514,6 +515,8 @@ public final class WorkerRuntime implements AutoCloseable {
                 recurring.stop();
             }
             pollers.values().forEach(QueuePoller::stop);
+            // No longer working its queues, though its scrape may go on a while.
+            queues.forEach(queue -> metrics.handlers(queue, 0));
             for (Thread thread : pollerThreads) {
                 joinUntil(thread, deadline + TimeUnit.SECONDS.toNanos(5));
             }

@@ -22,7 +22,18 @@ class MeterHelpTests {
         }
         metrics.breakerTransition("mail", BreakerStatus.State.OPEN);
         assertThat(registry.get("workrow.breaker.transitions").tag("state", "open").counter().count()).isEqualTo(1);
-        assertThat(registry.find("workrow.breaker.transitions").tag("queue", "other").counters()).isEmpty();
+    }
+
+    @Test
+    void theHandlerSlotsGaugeSaysWhatThisNodeGivesTheQueueAndZeroOnceItStops() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerQueueMetrics metrics = new MicrometerQueueMetrics(registry);
+        assertThat(registry.find("workrow.queue.handlers").gauges()).isEmpty();
+        metrics.handlers("mail", 8);
+        assertThat(registry.get("workrow.queue.handlers").tag("queue", "mail").gauge().value()).isEqualTo(8);
+        metrics.handlers("mail", 0);
+        assertThat(registry.get("workrow.queue.handlers").tag("queue", "mail").gauge().value()).isZero();
+        assertThat(registry.find("workrow.queue.handlers").gauges()).hasSize(1);
     }
 
     @Test

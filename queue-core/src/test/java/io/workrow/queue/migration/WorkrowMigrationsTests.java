@@ -8,10 +8,14 @@ import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Enumeration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,11 +47,29 @@ class WorkrowMigrationsTests {
                 .startsWith("V" + WorkrowMigrations.LATEST_VERSION + "__");
         MigrationScripts scripts = new MigrationScripts(getClass().getClassLoader());
         assertThat(scripts.getResources("V", new String[] {".sql"})).hasSize(MigrationScripts.NAMES.size());
-        assertThat(scripts.getResources("beforeMigrate", new String[] {".sql"})).isEmpty();
         try (BufferedReader first = new BufferedReader(scripts.getResource("V1__create_workrow_job.sql").read())) {
             assertThat(first.lines()).anySatisfy(line -> assertThat(line).contains("CREATE TABLE"));
         }
         assertThat(scripts.getResource("V99__missing.sql")).isNull();
+    }
+
+    @Test
+    void migratingReadsEachScriptByNameAndListsNoClasspathDirectory() throws Exception {
+        // A native image can read a resource by name but cannot list a directory.
+        List<String> listed = new CopyOnWriteArrayList<>();
+        ClassLoader recording = new ClassLoader(getClass().getClassLoader()) {
+            @Override
+            public Enumeration<URL> getResources(String name) throws IOException {
+                listed.add(name);
+                return super.getResources(name);
+            }
+        };
+        WorkrowMigrations migrations = new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "listed"));
+        assertThat(migrations.migrate(recording)).isEqualTo(MigrationScripts.NAMES.size());
+        assertThat(listed).noneMatch(name -> name.startsWith(MigrationScripts.DIRECTORY));
+        assertThat(database.jdbc().queryForList("SELECT script FROM listed.workrow_schema_history WHERE version IS NOT NULL"
+                + " AND version <> '0' ORDER BY installed_rank", String.class))
+                .as("the history names each script as Flyway's own scanning did").isEqualTo(MigrationScripts.NAMES);
     }
 
     @Test

@@ -6,6 +6,10 @@ import com.zaxxer.hikari.HikariConfig;
 import io.workrow.queue.JobContext;
 import io.workrow.queue.QueueHandler;
 import io.workrow.queue.migration.MigrationScripts;
+import java.sql.CallableStatement;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -125,6 +129,12 @@ class WorkrowRuntimeHintsTests {
         RuntimeHints hints = factoriesHints();
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(HikariConfig.class, "getMaximumPoolSize"))
                 .accepts(hints);
+        // The reserved connection of the result writer and the lease keeper, and its statements.
+        for (Class<?> proxied : List.of(Connection.class, Statement.class, PreparedStatement.class,
+                CallableStatement.class)) {
+            assertThat(RuntimeHintsPredicates.proxies().forInterfaces(proxied)).as(proxied.getSimpleName())
+                    .accepts(hints);
+        }
         // The virtual-thread API, named because Workrow compiles for Java 17, where it does not exist.
         assertThat(methods(hints, "java.lang.Thread")).contains("ofVirtual");
         assertThat(methods(hints, "java.lang.Thread$Builder")).contains("name", "factory");

@@ -10,6 +10,7 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.DefaultSingletonBeanRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.aot.AbstractAotProcessor;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.test.context.ContextCustomizer;
 import org.springframework.test.context.MergedContextConfiguration;
@@ -26,8 +27,6 @@ final class WorkrowTestContextCustomizer implements ContextCustomizer {
     private static final String TESTER_BEAN = "workrowTester";
     private static final String DATABASE_DROP = "workrowTestDatabaseDrop";
     private static final String PROPERTY_SOURCE = "workrowTest";
-    /** Set by Spring while it processes an application or its tests ahead of time. */
-    private static final String AOT_PROCESSING = "spring.aot.processing";
 
     private final Class<?> testClass;
     private final boolean startWorkers;
@@ -52,7 +51,7 @@ final class WorkrowTestContextCustomizer implements ContextCustomizer {
             tester.setLazyInit(true);
             ((BeanDefinitionRegistry) beans).registerBeanDefinition(TESTER_BEAN, tester);
         }
-        if (Boolean.getBoolean(AOT_PROCESSING)) {
+        if (Boolean.getBoolean(AbstractAotProcessor.AOT_PROCESSING)) {
             // Processing reads the bean definitions and creates no bean: no database is needed.
             return;
         }

@@ -36,7 +36,7 @@ class AlertRulesTests {
     @Test
     void theRulesAreValid() throws Exception {
         String printed = promtool("check", "rules", RULES.toString());
-        assertThat(printed).contains("SUCCESS: 7 rules found");
+        assertThat(printed).contains("SUCCESS: 8 rules found");
     }
 
     @Test
@@ -47,7 +47,7 @@ class AlertRulesTests {
         String tests = Files.readString(RULE_TESTS);
         List<String> alerts = rules.lines().map(String::strip).filter(line -> line.startsWith("- alert: "))
                 .map(line -> line.substring("- alert: ".length())).toList();
-        assertThat(alerts).hasSize(7);
+        assertThat(alerts).hasSize(8);
         for (String alert : alerts) {
             assertThat(tests).as("a unit test of " + alert).contains("alertname: " + alert);
         }

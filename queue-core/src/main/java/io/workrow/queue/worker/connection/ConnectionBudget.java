@@ -1,6 +1,8 @@
 package io.workrow.queue.worker.connection;
 
 import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,17 +65,26 @@ public final class ConnectionBudget {
         }
     }
 
+    /**
+     * The pools whose maximum size is read, by the class that declares the accessor: HikariCP,
+     * Commons DBCP 2, Tomcat JDBC. Also what AOT processing registers for reflection.
+     */
+    public static final Map<String, String> POOL_SIZE_ACCESSORS = Map.of(
+            "com.zaxxer.hikari.HikariConfig", "getMaximumPoolSize",
+            "org.apache.commons.dbcp2.BasicDataSource", "getMaxTotal",
+            "org.apache.tomcat.jdbc.pool.DataSourceProxy", "getMaxActive");
+
     /** The pool's maximum size when the DataSource says (Hikari and most pools name it so), else null. */
     public static Integer maximumPoolSize(DataSource dataSource) {
-        for (String name : new String[] {"getMaximumPoolSize", "getMaxTotal", "getMaxActive"}) {
+        for (String name : Set.copyOf(POOL_SIZE_ACCESSORS.values())) {
             try {
                 Method method = dataSource.getClass().getMethod(name);
                 Object value = method.invoke(dataSource);
                 if (value instanceof Integer size && size > 0) {
                     return size;
                 }
-            } catch (ReflectiveOperationException | RuntimeException e) {
-                // not this pool's accessor
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+                // not this pool's accessor (or, in a native image, one not registered for reflection)
             }
         }
         return null;

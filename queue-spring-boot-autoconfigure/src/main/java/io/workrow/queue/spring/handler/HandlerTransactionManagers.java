@@ -52,7 +52,8 @@ public final class HandlerTransactionManagers {
             Method getter = manager.getClass().getMethod("getDataSource");
             Object value = getter.invoke(manager);
             return value instanceof DataSource managed ? managed : null;
-        } catch (ReflectiveOperationException | RuntimeException e) {
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            // LinkageError: a native image's manager not registered for reflection
             return null;
         }
     }
