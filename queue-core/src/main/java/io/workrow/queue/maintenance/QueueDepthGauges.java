@@ -3,6 +3,7 @@ package io.workrow.queue.maintenance;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
+import io.workrow.queue.BreakerStatus;
 import io.workrow.queue.maintenance.MaintenanceTask;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.QueueDepth;
@@ -17,15 +18,18 @@ import java.util.TreeSet;
 /**
  * The gauges {@code workrow.queue.depth} (tags {@code queue}, {@code status}: pending, running,
  * dead) and {@code workrow.queue.lag} (tag {@code queue}: seconds the oldest due pending job has
- * waited). A queue seen once keeps reporting, with zeros when it has no open work. One cheap
- * query for all queues per refresh ({@link #runOnce()}, scheduled like
- * maintenance), never one per queue per scrape; a scrape reads the last values.
+ * waited), and {@code workrow.breaker.state} (tags {@code queue}, {@code state}: 1 for the state
+ * each queue's circuit breaker is in, 0 for the others; the cluster's, as {@code workrow_breaker}
+ * holds it). A queue seen once keeps reporting, with zeros when it has no open work. Two cheap
+ * queries for all queues per refresh ({@link #runOnce()}, scheduled like maintenance), never one
+ * per queue per scrape; a scrape reads the last values.
  */
 public final class QueueDepthGauges implements MaintenanceTask {
 
     private final JobStore store;
     private final MultiGauge depth;
     private final MultiGauge lag;
+    private final MultiGauge breakers;
     /** Every queue seen so far: one whose work is all done reports zeros rather than vanishing. */
     private final Set<String> seen = new TreeSet<>();
 
@@ -41,6 +45,9 @@ public final class QueueDepthGauges implements MaintenanceTask {
                 .baseUnit("jobs").register(registry);
         this.lag = MultiGauge.builder("workrow.queue.lag")
                 .description("Seconds since the oldest due pending job became due").baseUnit("seconds")
+                .register(registry);
+        this.breakers = MultiGauge.builder("workrow.breaker.state")
+                .description("1 for the state a queue's circuit breaker is in (closed, open, half_open), 0 for the others")
                 .register(registry);
     }
 
@@ -69,6 +76,14 @@ public final class QueueDepthGauges implements MaintenanceTask {
         }
         depth.register(depthRows, true);
         lag.register(lagRows, true);
+        List<MultiGauge.Row<?>> breakerRows = new ArrayList<>();
+        for (BreakerStatus breaker : store.breakers().list()) {
+            for (BreakerStatus.State state : BreakerStatus.State.values()) {
+                breakerRows.add(MultiGauge.Row.of(Tags.of("queue", breaker.queue(), "state", state.columnValue()),
+                        breaker.state() == state ? 1 : 0));
+            }
+        }
+        breakers.register(breakerRows, true);
         return seen.size();
     }
 }

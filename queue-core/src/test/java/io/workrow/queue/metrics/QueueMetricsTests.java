@@ -145,4 +145,32 @@ class QueueMetricsTests {
         assertThat(registry.get("workrow.queue.depth").tags("queue", "work", "status", "dead").gauge().value())
                 .isZero();
     }
+
+    @Test
+    void theBreakerStateGaugeShowsTheClustersStateOfEachBreaker() {
+        database.jdbc().update("DELETE FROM workrow_breaker");
+        QueueDepthGauges gauges = new QueueDepthGauges(store, registry);
+        gauges.runOnce();
+        assertThat(registry.find("workrow.breaker.state").gauges()).isEmpty();
+
+        store.breakers().register("partner");
+        store.breakers().register("mail");
+        store.breakers().openByHand("partner", "the partner's API is down");
+        gauges.runOnce();
+        assertThat(breakerState("partner", "open")).isEqualTo(1);
+        assertThat(breakerState("partner", "closed")).isZero();
+        assertThat(breakerState("partner", "half_open")).isZero();
+        assertThat(breakerState("mail", "closed")).isEqualTo(1);
+        assertThat(breakerState("mail", "open")).isZero();
+
+        store.breakers().closeByHand("partner", "back");
+        gauges.runOnce();
+        assertThat(breakerState("partner", "open")).isZero();
+        assertThat(breakerState("partner", "closed")).isEqualTo(1);
+        database.jdbc().update("DELETE FROM workrow_breaker");
+    }
+
+    private double breakerState(String queue, String state) {
+        return registry.get("workrow.breaker.state").tags("queue", queue, "state", state).gauge().value();
+    }
 }
