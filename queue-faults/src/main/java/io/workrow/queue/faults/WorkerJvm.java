@@ -34,8 +34,11 @@ final class WorkerJvm {
     static WorkerJvm start(String name, Path logDirectory, Map<String, String> settings,
             Map<String, String> environment) {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                FaultWorker.class.getName()));
+        // C1 only and one GC thread: a scenario starts three or four worker JVMs at once on a few cores,
+        // where the optimizing compiler's and the parallel collector's threads slowed every start
+        // (12 to 18 s each); the scenarios test what the workers do, not how fast their code runs.
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), FaultWorker.class.getName()));
         settings.forEach((property, value) -> command.add("--" + property + "=" + value));
         try {
             Files.createDirectories(logDirectory);
