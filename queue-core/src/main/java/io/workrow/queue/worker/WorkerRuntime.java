@@ -515,8 +515,7 @@ public final class WorkerRuntime implements AutoCloseable {
                 recurring.stop();
             }
             pollers.values().forEach(QueuePoller::stop);
-            // No longer working its queues, though its scrape may go on a while.
-            queues.forEach(queue -> metrics.handlers(queue, 0));
+            reportNoHandlers();
             for (Thread thread : pollerThreads) {
                 joinUntil(thread, deadline + TimeUnit.SECONDS.toNanos(5));
             }
@@ -560,6 +559,20 @@ public final class WorkerRuntime implements AutoCloseable {
     @Override
     public void close() {
         stop();
+    }
+
+    /**
+     * Reports this runtime's queues as no longer worked, though its scrape may go on a while. A
+     * meter that throws must not cut the shutdown short: its handlers still drain and hand back.
+     */
+    private void reportNoHandlers() {
+        for (String queue : queues) {
+            try {
+                metrics.handlers(queue, 0);
+            } catch (RuntimeException e) {
+                log.warn("queue={} could not report its handler slots as 0 while stopping: {}", queue, e.toString());
+            }
+        }
     }
 
     /** Stops what a drain started, in a runtime that was never started. */

@@ -8,6 +8,8 @@ import io.workrow.queue.metrics.QueueMetrics;
 import io.workrow.queue.payload.JacksonPayloadCodec;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -44,12 +46,40 @@ class PollerResilienceTests {
         runtime.start();
         try {
             await().atMost(Duration.ofSeconds(20)).until(() -> database.jdbc().queryForObject(
-                    "SELECT count(*) FROM workrow_job WHERE status = 'completed'", Integer.class) == 50);
+                    "SELECT count(*) FROM workrow_job WHERE queue = 'fragile' AND status = 'completed'", Integer.class) == 50);
             assertThat(failures.get()).isGreaterThan(3);
             assertThat(runtime.deadPollers()).isEmpty();
             assertThat(runtime.isHealthy()).isTrue();
         } finally {
             runtime.stop();
         }
+    }
+
+    @Test
+    void aMeterThatThrowsWhileTheRuntimeStopsCutsNoShutdownShort() throws Exception {
+        JdbcJobQueue jobQueue = new JdbcJobQueue(database.store(), JacksonPayloadCodec.withDefaultMapper());
+        long id = jobQueue.enqueue("stopping", new Task(1));
+        CountDownLatch running = new CountDownLatch(1);
+        QueueMetrics brokenOnStop = new QueueMetrics() {
+            @Override
+            public void handlers(String queue, int slots) {
+                if (slots == 0) {
+                    throw new IllegalStateException("meter registry closed first (test)");
+                }
+            }
+        };
+        WorkerRuntime runtime = WorkerRuntime.builder(database.dataSource())
+                .metrics(brokenOnStop)
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .handler("stopping", Task.class, (task, job) -> {
+                    running.countDown();
+                    Thread.sleep(300);
+                }, QueueOptions.defaults())
+                .build();
+        runtime.start();
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+        runtime.stop();
+        assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, id))
+                .as("the running handler finished and its completion was written").isEqualTo("completed");
     }
 }
