@@ -80,8 +80,13 @@ public final class MicrometerQueueMetrics implements QueueMetrics {
     }
 
     private Counter expiredCounter(String queue) {
-        return counter(expired, "workrow.jobs.expired", "Jobs cancelled unstarted: they reached a worker past their"
-                + " deadline (JobRequest.expiresAt)", queue);
+        return counter(expired, "workrow.jobs.expired", "Jobs cancelled unstarted past their deadline"
+                + " (JobRequest.expiresAt), by the worker they reached or by the sweep", queue);
+    }
+
+    @Override
+    public void expired(String queue) {
+        expiredCounter(queue).increment();
     }
 
     @Override

@@ -64,6 +64,13 @@ public interface QueueMetrics {
     default void staleRecovered(String queue) {
     }
 
+    /**
+     * A job of {@code queue} that nobody started by its deadline was cancelled where it waited, by
+     * the sweep rather than by a worker: counted with {@link JobOutcome#EXPIRED} outcomes.
+     */
+    default void expired(String queue) {
+    }
+
     /** A job of {@code queue} moved to dead: out of attempts, discarded, or unreadable. */
     default void retired(String queue) {
     }

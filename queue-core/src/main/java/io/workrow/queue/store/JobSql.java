@@ -1392,6 +1392,60 @@ final class JobSql {
             """;
 
     /**
+     * Cancels jobs nobody started by their deadline: takes up to {@code ?} deadlines that have
+     * passed from the front of {@code workrow_deadline} (skipping rows another node's sweep holds,
+     * deleting them whatever became of their jobs) and cancels those of their jobs that still wait
+     * in ready, scheduled or waiting with that deadline in force (a replacement may have moved it
+     * later), with the reason {@code expired: ...}, as a worker cancels one that reaches it too late.
+     * A job in a claim is left to its worker, which never starts it past the deadline. Returns every
+     * deadline taken, with the queue and attempts of its job where it was cancelled ({@code NULL}
+     * where the job had started, ended or been given a later deadline); the caller settles the
+     * dependents of the jobs cancelled, in the same transaction.
+     */
+    static final String JOB_CANCEL_PAST_DEADLINE = """
+            WITH passed AS (
+                SELECT ctid AS row
+                FROM {deadline}
+                WHERE expires_at <= statement_timestamp()
+                ORDER BY expires_at
+                LIMIT ?
+                FOR UPDATE SKIP LOCKED
+            ), due AS MATERIALIZED (
+                DELETE FROM {deadline} WHERE ctid = ANY (ARRAY(SELECT row FROM passed))
+                RETURNING job_id
+            ), expired AS MATERIALIZED (
+                SELECT data.id
+                FROM {job_data} AS data
+                WHERE data.id = ANY (ARRAY(SELECT job_id FROM due)) AND data.expires_at <= statement_timestamp()
+            ), from_ready AS (
+                DELETE FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
+            ), from_scheduled AS (
+                DELETE FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
+            ), from_waiting AS MATERIALIZED (
+                DELETE FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
+            ), unwanted AS (
+                DELETE FROM {dependency} AS edge WHERE edge.waiter_id IN (SELECT id FROM from_waiting)
+            ), cancelled AS MATERIALIZED (
+                SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_waiting
+            ), logged AS (
+                INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, run_at, finished_at, error,
+                                       error_at, step)
+                SELECT id, attempts, expiries, queue, 'cancelled', worker, run_at, clock_timestamp(),
+                       'expired: its deadline (expiresAt) passed before any worker started it', clock_timestamp(),
+                       {saved_step}
+                FROM cancelled
+            ), steps AS (
+                DELETE FROM {step} AS step WHERE step.job_id IN (SELECT id FROM cancelled)
+            )
+            SELECT due.job_id AS id, cancelled.queue, cancelled.attempts
+            FROM due LEFT JOIN cancelled ON cancelled.id = due.job_id
+            ORDER BY due.job_id
+            """;
+
+    /**
      * Where a job lives now, read without locks: its status by home, or nothing when it is finished
      * or unknown. A cancel that found the job nowhere asks this before it gives up.
      */
@@ -1949,6 +2003,7 @@ final class JobSql {
                 .replace("{dead}", prefix + "dead")
                 .replace("{key_running}", prefix + "key_running")
                 .replace("{step}", prefix + "step")
+                .replace("{deadline}", prefix + "deadline")
                 .replace("{job_id_seq}", "'" + prefix + "job_id_seq'")
                 .replace("{schema}", schema.quoted()), schema);
     }

@@ -105,6 +105,13 @@ public interface JobStore {
     List<MovedJob> retireExhausted(int limit);
 
     /**
+     * Takes up to {@code limit} deadlines that have passed and cancels those of their jobs that
+     * nobody started and that still wait (ready, scheduled, or waiting for others), settling their
+     * dependents.
+     */
+    PastDeadlines cancelPastDeadline(int limit);
+
+    /**
      * One batch of retention: deletes or drops finished jobs older than their status's retention
      * (statuses not named are kept), at most {@code limit} rows of any one kind; returns how much
      * went, zero when nothing is left to do.

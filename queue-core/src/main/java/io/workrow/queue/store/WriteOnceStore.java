@@ -38,7 +38,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
      */
     public static final List<String> JOB_TABLES = List.of("workrow_job_data", "workrow_ready", "workrow_scheduled",
             "workrow_claim", "workrow_outcome", "workrow_dead", "workrow_job_key", "workrow_key_running",
-            "workrow_step", "workrow_waiting", "workrow_dependency", "workrow_batch");
+            "workrow_step", "workrow_waiting", "workrow_dependency", "workrow_batch", "workrow_deadline");
 
     /**
      * How often a cancel looks again for a job that was between homes when it looked (each look a
@@ -101,6 +101,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String promoteScheduled;
     private final String outcomeDaysAdd;
     private final String retireExhausted;
+    private final String cancelPastDeadline;
     private final String retryDead;
     private final String cancelDead;
     private final String saveStep;
@@ -180,6 +181,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.promoteScheduled = JobSql.render(JobSql.JOB_PROMOTE_SCHEDULED, schema);
         this.outcomeDaysAdd = JobSql.render(JobSql.OUTCOME_DAYS_ADD, schema);
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
+        this.cancelPastDeadline = JobSql.render(JobSql.JOB_CANCEL_PAST_DEADLINE, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
         this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
@@ -1173,6 +1175,24 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         return settling.execute(status -> settledDeaths(timed.query(retireExhausted, (rs, row) -> new MovedJob(
                 rs.getLong("id"), rs.getString("queue"), JobStatus.DEAD, rs.getInt("attempts"),
                 rs.getInt("max_attempts"), null, 0), limit, limit)));
+    }
+
+    @Override
+    public PastDeadlines cancelPastDeadline(int limit) {
+        return settling.execute(status -> {
+            List<MovedJob> cancelled = new ArrayList<>();
+            int[] passed = {0};
+            timed.query(cancelPastDeadline, rs -> {
+                passed[0]++;
+                if (rs.getString("queue") != null) {
+                    cancelled.add(new MovedJob(rs.getLong("id"), rs.getString("queue"), JobStatus.CANCELLED,
+                            rs.getInt("attempts"), 0, null, 0));
+                }
+            }, limit);
+            settle(cancelled.stream().map(MovedJob::id).toList(),
+                    java.util.Collections.nCopies(cancelled.size(), "cancelled"));
+            return new PastDeadlines(passed[0], cancelled);
+        });
     }
 
     /**

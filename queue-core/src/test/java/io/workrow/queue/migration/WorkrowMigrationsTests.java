@@ -156,6 +156,38 @@ class WorkrowMigrationsTests {
     }
 
     @Test
+    void deadlinesOfJobsThatWaitAcrossTheUpgradeAreNotedAndLaterOnesByTheTriggerInTheirOwnSchema() {
+        migrateUpTo("deadlines", "18");
+        database.jdbc().update("""
+                INSERT INTO deadlines.workrow_job_data (id, queue, partition_bucket, payload, max_attempts, expires_at)
+                VALUES (1, 'q', 0, '{}', 5, now() + interval '1 hour'), (2, 'q', 0, '{}', 5, now() + interval '1 hour'),
+                       (3, 'q', 0, '{}', 5, now() + interval '1 hour'), (4, 'q', 0, '{}', 5, NULL)
+                """);
+        database.jdbc().update("""
+                INSERT INTO deadlines.workrow_ready (id, queue, priority, run_at, max_attempts, partition_bucket)
+                VALUES (1, 'q', 0, now(), 5, 0), (4, 'q', 0, now(), 5, 0)
+                """);
+        database.jdbc().update("""
+                INSERT INTO deadlines.workrow_scheduled (id, queue, priority, run_at, max_attempts, partition_bucket)
+                VALUES (2, 'q', 0, now() + interval '1 minute', 5, 0)
+                """);
+
+        new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "deadlines")).migrate();
+
+        assertThat(database.jdbc().queryForList("SELECT job_id FROM deadlines.workrow_deadline ORDER BY job_id",
+                Long.class)).as("the waiting jobs' deadlines; job 3 ended, job 4 has none").containsExactly(1L, 2L);
+        database.jdbc().update("""
+                INSERT INTO deadlines.workrow_job_data (id, queue, partition_bucket, payload, max_attempts, expires_at)
+                VALUES (5, 'q', 0, '{}', 5, now() + interval '2 hours'), (6, 'q', 0, '{}', 5, NULL)
+                """);
+        database.jdbc().update("UPDATE deadlines.workrow_job_data SET expires_at = expires_at + interval '1 hour'"
+                + " WHERE id = 1");
+        assertThat(database.jdbc().queryForList("SELECT job_id FROM deadlines.workrow_deadline ORDER BY job_id",
+                Long.class)).as("an insert and a moved deadline noted; no row without a deadline")
+                .containsExactly(1L, 1L, 2L, 5L);
+    }
+
+    @Test
     void aSecondSchemaInOneDatabaseGetsItsOwnOutcomeDaysAndFunctionsThatLookOnlyInIt() {
         new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "public")).migrate();
         new WorkrowMigrations(database.dataSource(), SqlIdentifier.of("schema", "tenant_two")).migrate();

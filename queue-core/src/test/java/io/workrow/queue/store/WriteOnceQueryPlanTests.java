@@ -54,14 +54,14 @@ class WriteOnceQueryPlanTests {
     private static final String OUTCOME_BRIN = "_finished_at_job_id_claim_token_idx";
 
     /**
-     * The tables a job lives in, and its idempotency keys: a sequential scan of any of them, or of
+     * The tables a job lives in, its idempotency keys and its deadline: a sequential scan of any of them, or of
      * one of their partitions that holds jobs here, fails the check. Not workrow_claim: it holds
      * the claims in flight, never history (1,250 rows here for 20,000 running jobs, one per batch),
      * and only its primary key is indexed, so that renewals and ends, which update every claim
      * row, stay HOT; a statement that looks for a running job by id or lease reads what runs.
      */
     private static final Pattern HOMES = Pattern.compile(
-            "workrow_(job_data|outcome|ready|scheduled|dead|job_key|waiting|dependency)(_\\w+)?");
+            "workrow_(job_data|outcome|ready|scheduled|dead|job_key|waiting|dependency|deadline)(_\\w+)?");
 
     /**
      * Statements that count every job of a home by design, and so may read it whole: the depth
@@ -177,6 +177,9 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text, bigint, text, bigint, text, bigint, text, bigint, bigint",
                 "90, 'q0', 90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_waiting_pkey"), true));
+        CHECKS.put("JOB_CANCEL_PAST_DEADLINE", new PlanCheck("int", "1000",
+                Set.of("workrow_deadline_pkey", JOB_DATA_PKEY, "workrow_ready_id_idx", "workrow_scheduled_id_idx",
+                        "workrow_waiting_pkey"), true));
         CHECKS.put("JOB_LIVE_STATUS", new PlanCheck("bigint, bigint, bigint, bigint, bigint, bigint, bigint",
                 "90, 90, 90, 90, 90, 90, 90",
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_dead_pkey", "workrow_waiting_pkey"),
@@ -293,15 +296,17 @@ class WriteOnceQueryPlanTests {
                                      (now() AT TIME ZONE 'UTC')::date::timestamp, interval '1 day') AS day
                 """.replace("{days}", Integer.toString(DAYS)), Boolean.class);
         // By i % 100: 85% completed, 5% scheduled (due within the day), 5% ready, 2% running, 2%
-        // dead, 1% cancelled. Job i finished ROWS - i seconds ago, so ids grow with time as the
+        // dead, 1% cancelled; the scheduled and ready jobs have deadlines, half of them passed (the
+        // job data's trigger notes them in workrow_deadline). Job i finished ROWS - i seconds ago, so ids grow with time as the
         // outcome log's BRIN expects. Queues go by blocks of 800 ids, so that every queue has jobs
         // in every home and the 16 running jobs of a block share one claim (token i / 800 + 1), the
         // claim the block's ended jobs have in their outcome rows too.
         for (String fill : List.of("""
                 INSERT INTO workrow_job_data (id, queue, partition_bucket, priority, idempotency_key, payload,
-                                              max_attempts, created_at)
+                                              max_attempts, created_at, expires_at)
                 SELECT i, 'q' || (i / 800 % 10), i % 1024, i % 3, CASE WHEN i % 2 = 0 THEN 'key-' || i END, '{}', 5,
-                       now() - ({rows} - i) * interval '1 second' - interval '1 minute'
+                       now() - ({rows} - i) * interval '1 second' - interval '1 minute',
+                       CASE WHEN i % 100 BETWEEN 85 AND 94 THEN now() + (i % 86400 - 43200) * interval '1 second' END
                 FROM generate_series(1, {rows}) AS i
                 """, """
                 INSERT INTO workrow_job_key (queue, idempotency_key, job_id)

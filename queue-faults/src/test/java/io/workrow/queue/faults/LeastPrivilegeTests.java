@@ -8,10 +8,11 @@ import io.workrow.queue.JobStatus;
 import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.maintenance.ExhaustedJobRetirer;
+import io.workrow.queue.maintenance.PartitionKeeper;
+import io.workrow.queue.maintenance.PastDeadlineCanceller;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.maintenance.PartitionKeeper;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.store.SqlIdentifier;
 import io.workrow.queue.testing.WorkrowTestDatabase;
@@ -98,6 +99,13 @@ class LeastPrivilegeTests {
         assertThat(admin.stats()).isNotEmpty();
         new StaleLeaseSweeper(store, 100).runOnce();
         new ExhaustedJobRetirer(store, 100).runOnce();
+        // A deadline noted by the job data's trigger as the role enqueues, swept by the role.
+        long expiring = queue.enqueue(JobRequest.of("least-unworked", Map.of("n", 6))
+                .expiresAt(java.time.Instant.now().plusMillis(300)));
+        PastDeadlineCanceller canceller = new PastDeadlineCanceller(store, 100, io.workrow.queue.metrics.QueueMetrics.NOOP);
+        await().atMost(Duration.ofSeconds(10)).until(() -> canceller.runOnce() == 1);
+        assertThat(database.jdbc().queryForObject("SELECT status FROM workrow_job WHERE id = ?", String.class, expiring))
+                .isEqualTo("cancelled");
         // A day of the outcome log the keeper did not create in time: the owner drops a day
         // ahead, and the role's keeper creates it again (and moves nothing, as it is empty).
         String ahead = database.jdbc().queryForObject("""

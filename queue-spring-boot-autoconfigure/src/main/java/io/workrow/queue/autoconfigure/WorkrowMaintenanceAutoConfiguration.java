@@ -4,6 +4,7 @@ import io.workrow.queue.maintenance.ExhaustedJobRetirer;
 import io.workrow.queue.maintenance.FairnessStatePruner;
 import io.workrow.queue.maintenance.MaintenanceScheduler;
 import io.workrow.queue.maintenance.PartitionKeeper;
+import io.workrow.queue.maintenance.PastDeadlineCanceller;
 import io.workrow.queue.maintenance.RetentionPruner;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.metrics.QueueMetrics;
@@ -17,8 +18,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 /**
- * Maintenance on every worker node: the stale lease sweeper and the exhausted job retirer every
- * {@code workrow.sweeper.interval}, the retention pruner, the fairness state pruner and the
+ * Maintenance on every worker node: the stale lease sweeper, the exhausted job retirer and the
+ * past-deadline canceller every {@code workrow.sweeper.interval}, the retention pruner, the fairness state pruner and the
  * partition keeper every {@code workrow.retention.interval}.
  * Each pass skips rows other nodes hold, so all nodes can run them at once.
  */
@@ -40,6 +41,7 @@ public final class WorkrowMaintenanceAutoConfiguration {
                 .every(properties.getSweeper().getInterval(), new StaleLeaseSweeper(store, BATCH_SIZE, reported,
                         settings.configuredQueueOptions(), settings.defaultQueueOptions()))
                 .every(properties.getSweeper().getInterval(), new ExhaustedJobRetirer(store, BATCH_SIZE, reported))
+                .every(properties.getSweeper().getInterval(), new PastDeadlineCanceller(store, BATCH_SIZE, reported))
                 .every(properties.getRetention().getInterval(),
                         new RetentionPruner(store, settings.retention(), BATCH_SIZE))
                 .every(properties.getRetention().getInterval(), new FairnessStatePruner(store, BATCH_SIZE))

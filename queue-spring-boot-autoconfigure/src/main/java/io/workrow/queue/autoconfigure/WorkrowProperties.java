@@ -220,10 +220,16 @@ public class WorkrowProperties {
         }
     }
 
-    /** Recovery of jobs whose lease expired, and retirement of jobs with no attempts left. */
+    /**
+     * Recovery of jobs whose lease expired, retirement of jobs with no attempts left, and
+     * cancellation of jobs nobody started by their deadline.
+     */
     public static class Sweeper {
 
-        /** How often to return jobs with expired leases to pending and retire exhausted ones. */
+        /**
+         * How often to return jobs with expired leases to pending, retire exhausted ones and cancel
+         * those nobody started by their deadline.
+         */
         private Duration interval = Duration.ofSeconds(30);
 
         public Duration getInterval() {

@@ -193,6 +193,16 @@ class WorkrowAutoConfigurationTests {
     }
 
     @Test
+    void withMigrationsOffASchemaWithoutTheDeadlineTableFailsNamingVersion19() {
+        new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                io.workrow.queue.store.SqlIdentifier.of("schema", "no_deadline_table")).upTo("18").migrate();
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=no_deadline_table",
+                "workrow.enabled=false").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("schema no_deadline_table is not migrated to version 19")
+                        .hasStackTraceContaining("it has no workrow_deadline table"));
+    }
+
+    @Test
     void withMigrationsOffTheApplicationsOwnMigrationBeanAppliesThemInWhateverOrderTheBeansAreMade() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
                 "workrow.enabled=false")
@@ -297,6 +307,24 @@ class WorkrowAutoConfigurationTests {
                     assertThat(entry.lastTick()).isNull();
                     assertThat(entry.nextTick().atZone(ZoneId.of("Europe/Berlin")).getHour()).isEqualTo(2);
                 });
+    }
+
+    @Test
+    void aJobOfAPausedQueueThatPassesItsDeadlineIsCancelledByTheApplicationsMaintenance() {
+        withDatabase().withBean(Receipts.class).withPropertyValues("workrow.sweeper.interval=200ms").run(context -> {
+            assertThat(context).hasNotFailed();
+            context.getBean(QueueAdmin.class).pause("send-receipt", "partner down");
+            java.time.Instant now = database.jdbc().queryForObject("SELECT now()", java.sql.Timestamp.class)
+                    .toInstant();
+            long id = context.getBean(JobQueue.class).enqueue(JobRequest.of("send-receipt", new Receipt(9))
+                    .expiresAt(now.plusMillis(500)));
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> "cancelled".equals(database.jdbc().queryForObject(
+                    "SELECT status FROM workrow_job WHERE id = ?", String.class, id)));
+            assertThat(database.jdbc().queryForObject("SELECT last_error FROM workrow_job WHERE id = ?", String.class,
+                    id)).startsWith("expired: ");
+            context.getBean(QueueAdmin.class).resume("send-receipt");
+        });
     }
 
     @Test

@@ -47,10 +47,12 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
                                AS deadlines,
                            EXISTS (SELECT 1 FROM pg_attribute
                                    WHERE attrelid = to_regclass(?) AND attname = 'key_configured'
-                                     AND NOT attisdropped) AS key_caps
+                                     AND NOT attisdropped) AS key_caps,
+                           to_regclass(?) IS NOT NULL AS deadlines_swept
                     """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
                     schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch",
-                    schema.quoted() + ".workrow_job_data", schema.quoted() + ".workrow_queue_cap");
+                    schema.quoted() + ".workrow_job_data", schema.quoted() + ".workrow_queue_cap",
+                    schema.quoted() + ".workrow_deadline");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -72,6 +74,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("key_caps"))) {
             throw notMigrated("18", "workrow_queue_cap has no key_configured column");
+        }
+        if (!Boolean.TRUE.equals(found.get("deadlines_swept"))) {
+            throw notMigrated("19", "it has no workrow_deadline table");
         }
     }
 

@@ -1,0 +1,50 @@
+package io.workrow.queue.maintenance;
+
+import io.workrow.queue.metrics.QueueMetrics;
+import io.workrow.queue.store.JobStore;
+import io.workrow.queue.store.MovedJob;
+import io.workrow.queue.store.PastDeadlines;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Cancels jobs that nobody started by their deadline ({@code JobRequest.expiresAt}) where they
+ * wait: in a paused queue, a queue no node works, or too deep a backlog. A worker never starts a
+ * job past its deadline anyway; this makes the job end at the deadline, visibly, with its
+ * dependents settled, instead of whenever a claim reaches it.
+ */
+public final class PastDeadlineCanceller implements MaintenanceTask {
+
+    private static final Logger log = LoggerFactory.getLogger(PastDeadlineCanceller.class);
+
+    private final JobStore store;
+    private final int batchSize;
+    private final QueueMetrics metrics;
+
+    public PastDeadlineCanceller(JobStore store, int batchSize, QueueMetrics metrics) {
+        this.store = store;
+        this.batchSize = batchSize;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public String name() {
+        return "past-deadline-canceller";
+    }
+
+    @Override
+    public int runOnce() {
+        int total = 0;
+        PastDeadlines pass;
+        do {
+            pass = store.cancelPastDeadline(batchSize);
+            for (MovedJob job : pass.cancelled()) {
+                log.info("job={} queue={} attempts={} was not started by its deadline; now cancelled (expired)",
+                        job.id(), job.queue(), job.attempts());
+                metrics.expired(job.queue());
+            }
+            total += pass.cancelled().size();
+        } while (pass.passed() == batchSize);
+        return total;
+    }
+}

@@ -1,0 +1,17 @@
+package io.workrow.queue.store;
+
+import java.util.List;
+
+/**
+ * What one pass over passed deadlines did ({@link JobStore#cancelPastDeadline}).
+ *
+ * @param passed the deadlines taken, whatever had become of their jobs: fewer than asked means
+ *     none is left
+ * @param cancelled the jobs among them that still waited unstarted, now cancelled
+ */
+public record PastDeadlines(int passed, List<MovedJob> cancelled) {
+
+    public PastDeadlines {
+        cancelled = List.copyOf(cancelled);
+    }
+}
