@@ -1393,43 +1393,60 @@ final class JobSql {
 
     /**
      * Cancels jobs nobody started by their deadline: takes up to {@code ?} deadlines that have
-     * passed from the front of {@code workrow_deadline} (skipping rows another node's sweep holds,
-     * deleting them whatever became of their jobs) and cancels those of their jobs that still wait
-     * in ready, scheduled or waiting with that deadline in force (a replacement may have moved it
-     * later), with the reason {@code expired: ...}, as a worker cancels one that reaches it too late.
-     * A job in a claim is left to its worker, which never starts it past the deadline. Returns every
-     * deadline taken, with the queue and attempts of its job where it was cancelled ({@code NULL}
-     * where the job had started, ended or been given a later deadline); the caller settles the
-     * dependents of the jobs cancelled, in the same transaction.
+     * passed from the front of {@code workrow_deadline} (skipping rows another node's sweep holds)
+     * and cancels those of their jobs that still wait in ready, scheduled or waiting with that
+     * deadline in force (a replacement may have moved it later), with the reason
+     * {@code expired: ...}, as a worker cancels one that reaches it too late. A job in a claim is
+     * left to its worker, which never starts it past the deadline. A job whose row another
+     * transaction holds locked (a claim taking it, a settle, an operator's session) is skipped, not
+     * waited for, and its deadline kept for the next pass; every other deadline taken is deleted,
+     * whatever became of its job. Returns one row per deadline deleted, with the queue and attempts
+     * of its job where it was cancelled ({@code NULL} where the job had started, ended or been
+     * given a later deadline); the caller settles the dependents of the jobs cancelled, in the same
+     * transaction.
      */
     static final String JOB_CANCEL_PAST_DEADLINE = """
-            WITH passed AS (
-                SELECT ctid AS row
+            WITH passed AS MATERIALIZED (
+                SELECT ctid AS row, job_id
                 FROM {deadline}
                 WHERE expires_at <= statement_timestamp()
                 ORDER BY expires_at
                 LIMIT ?
                 FOR UPDATE SKIP LOCKED
-            ), due AS MATERIALIZED (
-                DELETE FROM {deadline} WHERE ctid = ANY (ARRAY(SELECT row FROM passed))
-                RETURNING job_id
             ), expired AS MATERIALIZED (
                 SELECT data.id
                 FROM {job_data} AS data
-                WHERE data.id = ANY (ARRAY(SELECT job_id FROM due)) AND data.expires_at <= statement_timestamp()
+                WHERE data.id = ANY (ARRAY(SELECT job_id FROM passed)) AND data.expires_at <= statement_timestamp()
+            ), ready_rows AS (
+                SELECT ctid AS row FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired)) FOR UPDATE SKIP LOCKED
+            ), scheduled_rows AS (
+                SELECT ctid AS row FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                FOR UPDATE SKIP LOCKED
+            ), waiting_rows AS (
+                SELECT ctid AS row FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired)) FOR UPDATE SKIP LOCKED
             ), from_ready AS (
-                DELETE FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                DELETE FROM {ready} WHERE ctid = ANY (ARRAY(SELECT row FROM ready_rows))
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
             ), from_scheduled AS (
-                DELETE FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                DELETE FROM {scheduled} WHERE ctid = ANY (ARRAY(SELECT row FROM scheduled_rows))
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
             ), from_waiting AS MATERIALIZED (
-                DELETE FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                DELETE FROM {waiting} WHERE ctid = ANY (ARRAY(SELECT row FROM waiting_rows))
                 RETURNING id, queue, attempts, expiries, claimed_by AS worker, run_at, last_error, last_error_at
             ), unwanted AS (
                 DELETE FROM {dependency} AS edge WHERE edge.waiter_id IN (SELECT id FROM from_waiting)
             ), cancelled AS MATERIALIZED (
                 SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_waiting
+            ), locked AS MATERIALIZED (
+                -- still waiting, as this statement's snapshot sees them, but held by another transaction
+                SELECT id FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                UNION SELECT id FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                UNION SELECT id FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                EXCEPT SELECT id FROM cancelled
+            ), due AS (
+                DELETE FROM {deadline}
+                WHERE ctid = ANY (ARRAY(SELECT row FROM passed WHERE job_id NOT IN (SELECT id FROM locked)))
+                RETURNING job_id
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, run_at, finished_at, error,
                                        error_at, step)

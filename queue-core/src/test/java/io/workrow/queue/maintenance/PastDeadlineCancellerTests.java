@@ -141,6 +141,32 @@ class PastDeadlineCancellerTests {
     }
 
     @Test
+    void aJobAnOperatorsSessionHoldsLockedIsSkippedNotWaitedForAndCancelledOnceReleased() throws Exception {
+        Instant deadline = databaseNow().plusMillis(300);
+        long locked = jobQueue.enqueue(JobRequest.of("unworked", new Task("locked")).expiresAt(deadline));
+        long free = jobQueue.enqueue(JobRequest.of("unworked", new Task("free")).expiresAt(deadline));
+        waitPast(deadline);
+        try (java.sql.Connection psql = database.dataSource().getConnection()) {
+            psql.setAutoCommit(false);
+            try (java.sql.Statement statement = psql.createStatement()) {
+                statement.execute("SELECT * FROM workrow_ready WHERE id = " + locked + " FOR UPDATE");
+            }
+            long started = System.nanoTime();
+            assertThat(canceller(100).runOnce()).isEqualTo(1);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("no wait for the lock")
+                    .isLessThan(Duration.ofSeconds(5));
+            assertThat(row(free)).containsEntry("status", "cancelled");
+            assertThat(row(locked)).containsEntry("status", "pending");
+            assertThat(deadlines()).as("the locked job's deadline kept for the next pass").isEqualTo(1);
+            psql.rollback();
+        }
+
+        assertThat(canceller(100).runOnce()).isEqualTo(1);
+        assertThat(row(locked)).containsEntry("status", "cancelled");
+        assertThat(deadlines()).isZero();
+    }
+
+    @Test
     void passesOfManyNodesAtOnceCancelEachJobOnceAndLoopUntilNoneIsLeft() throws Exception {
         Instant deadline = databaseNow().plusMillis(500);
         List<JobRequest> requests = new ArrayList<>();
