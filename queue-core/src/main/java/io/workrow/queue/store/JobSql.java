@@ -1396,14 +1396,13 @@ final class JobSql {
      * passed from the front of {@code workrow_deadline} (skipping rows another node's sweep holds)
      * and cancels those of their jobs that still wait in ready, scheduled or waiting with that
      * deadline in force (a replacement may have moved it later), with the reason
-     * {@code expired: ...}, as a worker cancels one that reaches it too late. A job in a claim is
-     * left to its worker, which never starts it past the deadline. A job whose row another
-     * transaction holds locked (a claim taking it, a settle, an operator's session) is skipped, not
-     * waited for, and its deadline kept for the next pass; every other deadline taken is deleted,
-     * whatever became of its job. Returns one row per deadline deleted, with the queue and attempts
-     * of its job where it was cancelled ({@code NULL} where the job had started, ended or been
-     * given a later deadline); the caller settles the dependents of the jobs cancelled, in the same
-     * transaction.
+     * {@code expired: ...}, as a worker cancels one that reaches it too late. Every deadline taken
+     * is then deleted, except that of a job that may still come back to wait: one in an open
+     * position of a claim (its worker never starts it late, but a retry, a release or a lost lease
+     * puts it back) or one whose home row another transaction holds locked (a claim taking it, a
+     * settle, an operator's session), which is looked at again {@code ?} milliseconds later, out of
+     * the way of the next deadlines. Returns the jobs cancelled, each once, and how many deadlines
+     * were taken; the caller settles the dependents of the jobs cancelled, in the same transaction.
      */
     static final String JOB_CANCEL_PAST_DEADLINE = """
             WITH passed AS MATERIALIZED (
@@ -1437,29 +1436,39 @@ final class JobSql {
                 DELETE FROM {dependency} AS edge WHERE edge.waiter_id IN (SELECT id FROM from_waiting)
             ), cancelled AS MATERIALIZED (
                 SELECT * FROM from_ready UNION ALL SELECT * FROM from_scheduled UNION ALL SELECT * FROM from_waiting
-            ), locked AS MATERIALIZED (
-                -- still waiting, as this statement's snapshot sees them, but held by another transaction
-                SELECT id FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired))
-                UNION SELECT id FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
-                UNION SELECT id FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired))
-                EXCEPT SELECT id FROM cancelled
-            ), due AS (
+            ), may_return AS MATERIALIZED (
+                -- waiting, as this statement's snapshot sees them, but held by another transaction
+                (SELECT id FROM {ready} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                 UNION SELECT id FROM {scheduled} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                 UNION SELECT id FROM {waiting} WHERE id = ANY (ARRAY(SELECT id FROM expired))
+                 EXCEPT SELECT id FROM cancelled)
+                -- held by a worker: claims are few (one row per batch in flight), read whole
+                UNION
+                SELECT held.id
+                FROM {claim} AS claim
+                CROSS JOIN LATERAL unnest(claim.ids) WITH ORDINALITY AS held(id, position)
+                WHERE held.id = ANY (ARRAY(SELECT id FROM expired))
+                  AND get_bit(claim.settled, held.position::int - 1) = 0
+                  AND get_bit(claim.dropped, held.position::int - 1) = 0
+            ), looked_again AS (
+                UPDATE {deadline} SET expires_at = statement_timestamp() + ? * interval '1 millisecond'
+                WHERE ctid = ANY (ARRAY(SELECT row FROM passed WHERE job_id IN (SELECT id FROM may_return)))
+            ), gone AS (
                 DELETE FROM {deadline}
-                WHERE ctid = ANY (ARRAY(SELECT row FROM passed WHERE job_id NOT IN (SELECT id FROM locked)))
-                RETURNING job_id
+                WHERE ctid = ANY (ARRAY(SELECT row FROM passed WHERE job_id NOT IN (SELECT id FROM may_return)))
             ), logged AS (
                 INSERT INTO {outcome} (job_id, attempt, expiries, queue, status, worker, run_at, finished_at, error,
                                        error_at, step)
                 SELECT id, attempts, expiries, queue, 'cancelled', worker, run_at, clock_timestamp(),
-                       'expired: its deadline (expiresAt) passed before any worker started it', clock_timestamp(),
-                       {saved_step}
+                       'expired: its deadline (expiresAt) passed before it started', clock_timestamp(), {saved_step}
                 FROM cancelled
             ), steps AS (
                 DELETE FROM {step} AS step WHERE step.job_id IN (SELECT id FROM cancelled)
             )
-            SELECT due.job_id AS id, cancelled.queue, cancelled.attempts
-            FROM due LEFT JOIN cancelled ON cancelled.id = due.job_id
-            ORDER BY due.job_id
+            SELECT cancelled.id, cancelled.queue, cancelled.attempts, taken.deadlines
+            FROM (SELECT count(*) AS deadlines FROM passed) AS taken
+            LEFT JOIN cancelled ON true
+            ORDER BY cancelled.id
             """;
 
     /**
@@ -1583,6 +1592,13 @@ final class JobSql {
                         AND data.id IS DISTINCT FROM of.on_success_id AND data.id IS DISTINCT FROM of.on_finish_id
                       GROUP BY data.batch_id) AS members
                 WHERE counted.id = members.batch_id
+            ), noted AS (
+                -- a deadline that passed while the job was dead is swept again: the retry waits in ready
+                INSERT INTO {deadline} (expires_at, job_id)
+                SELECT data.expires_at, data.id
+                FROM {job_data} AS data
+                WHERE data.id = ANY (ARRAY(SELECT id FROM revived)) AND data.expires_at IS NOT NULL
+                ON CONFLICT DO NOTHING
             )
             SELECT count(*) AS retried FROM retried
             """;

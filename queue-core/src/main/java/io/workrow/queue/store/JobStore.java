@@ -107,9 +107,10 @@ public interface JobStore {
     /**
      * Takes up to {@code limit} deadlines that have passed and cancels those of their jobs that
      * nobody started and that still wait (ready, scheduled, or waiting for others), settling their
-     * dependents.
+     * dependents; the deadline of a job that may come back to wait (held by a worker, or locked for
+     * now) is looked at again {@code lookAgain} later.
      */
-    PastDeadlines cancelPastDeadline(int limit);
+    PastDeadlines cancelPastDeadline(int limit, java.time.Duration lookAgain);
 
     /**
      * One batch of retention: deletes or drops finished jobs older than their status's retention

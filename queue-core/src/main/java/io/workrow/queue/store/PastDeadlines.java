@@ -5,11 +5,11 @@ import java.util.List;
 /**
  * What one pass over passed deadlines did ({@link JobStore#cancelPastDeadline}).
  *
- * @param passed the passed deadlines taken and deleted, whatever had become of their jobs: fewer
- *     than asked means none is left, or some were kept for jobs another transaction held locked
- * @param cancelled the jobs among them that still waited unstarted, now cancelled
+ * @param taken the passed deadlines taken, each deleted or put off to be looked at again: fewer
+ *     than asked means none is left
+ * @param cancelled the jobs among them that still waited unstarted, now cancelled, each once
  */
-public record PastDeadlines(int passed, List<MovedJob> cancelled) {
+public record PastDeadlines(int taken, List<MovedJob> cancelled) {
 
     public PastDeadlines {
         cancelled = List.copyOf(cancelled);

@@ -45,8 +45,12 @@ class PastDeadlineCancellerTests {
     }
 
     private PastDeadlineCanceller canceller(int batchSize) {
-        return new PastDeadlineCanceller(database.store(), batchSize, new MicrometerQueueMetrics(registry));
+        return new PastDeadlineCanceller(database.store(), batchSize, new MicrometerQueueMetrics(registry),
+                LOOK_AGAIN);
     }
+
+    /** How soon a test's canceller looks again at the deadline of a job a worker holds. */
+    private static final Duration LOOK_AGAIN = Duration.ofMillis(200);
 
     private Instant databaseNow() {
         return database.jdbc().queryForObject("SELECT now()", Timestamp.class).toInstant();
@@ -81,7 +85,12 @@ class PastDeadlineCancellerTests {
         assertThat(canceller(100).runOnce()).isEqualTo(1);
 
         assertThat(row(expiring)).containsEntry("status", "cancelled").containsEntry("attempts", 0);
-        assertThat((String) row(expiring).get("last_error")).startsWith("expired: ");
+        assertThat(database.jdbc().queryForMap("SELECT attempt, status, error, error_at IS NOT NULL AS error_at,"
+                + " finished_at IS NOT NULL AS finished, started_at, claim_token FROM workrow_outcome WHERE job_id = ?",
+                expiring)).containsEntry("attempt", 0).containsEntry("status", "cancelled")
+                .containsEntry("error", "expired: its deadline (expiresAt) passed before it started")
+                .containsEntry("error_at", true).containsEntry("finished", true).containsEntry("started_at", null)
+                .containsEntry("claim_token", null);
         assertThat(row(later)).containsEntry("status", "pending");
         assertThat(row(none)).containsEntry("status", "pending");
         assertThat(registry.counter("workrow.jobs.expired", "queue", "unworked").count()).isEqualTo(1.0);
@@ -118,26 +127,72 @@ class PastDeadlineCancellerTests {
     }
 
     @Test
-    void aClaimedJobIsLeftToItsWorkerAndAMovedDeadlineIsKept() throws Exception {
-        Instant now = databaseNow();
-        Instant deadline = now.plusMillis(300);
-        long claimed = jobQueue.enqueue(JobRequest.of("worked", new Task("claimed")).expiresAt(deadline));
+    void aJobHeldByAWorkerIsLeftToItAndCancelledOnceItComesBackToWaitPastItsDeadline() throws Exception {
+        Instant deadline = databaseNow().plusMillis(300);
+        long held = jobQueue.enqueue(JobRequest.of("worked", new Task("held")).expiresAt(deadline));
         assertThat(database.store().claims().claim("worked", "a-worker", 1, Duration.ofMinutes(1), false))
                 .hasSize(1);
-        long debounced = jobQueue.enqueue(JobRequest.of("unworked", new Task("first")).idempotencyKey("k")
-                .replaceWaiting().expiresAt(deadline));
-        assertThat(jobQueue.enqueue(JobRequest.of("unworked", new Task("second")).idempotencyKey("k")
-                .replaceWaiting().expiresAt(now.plusSeconds(3600)))).as("replaced").isEqualTo(debounced);
-
         waitPast(deadline);
-        assertThat(canceller(100).runOnce()).isZero();
 
-        assertThat(row(claimed)).as("its worker never starts it late; the sweep does not touch it")
+        assertThat(canceller(100).runOnce()).isZero();
+        assertThat(row(held)).as("its worker never starts it late; the sweep does not touch it")
                 .containsEntry("status", "running");
-        assertThat(row(debounced)).containsEntry("status", "pending");
+        assertThat(database.jdbc().queryForObject("SELECT expires_at > now() FROM workrow_deadline WHERE job_id = ?",
+                Boolean.class, held)).as("its deadline put off, to be looked at again").isTrue();
+        // The worker dies; the sweeper gives the job back, to wait out its queue's backoff.
+        database.rows().expireEveryLease();
+        assertThat(new StaleLeaseSweeper(database.store(), 50).runOnce()).isEqualTo(1);
+        assertThat(row(held)).containsEntry("status", "scheduled");
+        Thread.sleep(LOOK_AGAIN.toMillis() + 50);
+
+        assertThat(canceller(100).runOnce()).isEqualTo(1);
+        assertThat(row(held)).containsEntry("status", "cancelled");
+        assertThat(deadlines()).isZero();
+    }
+
+    @Test
+    void aDeadlineMovedByReplacementsIsKeptAndAJobWithManyPassedDeadlinesIsCancelledAndSettledOnce()
+            throws Exception {
+        Instant now = databaseNow();
+        long debounced = jobQueue.enqueue(JobRequest.of("unworked", new Task("first")).idempotencyKey("k")
+                .replaceWaiting().expiresAt(now.plusMillis(200)));
+        assertThat(jobQueue.enqueue(JobRequest.of("unworked", new Task("second")).idempotencyKey("k")
+                .replaceWaiting().expiresAt(now.plusMillis(300)))).as("replaced").isEqualTo(debounced);
+        long kept = jobQueue.enqueue(JobRequest.of("unworked", new Task("kept")).idempotencyKey("j")
+                .replaceWaiting().expiresAt(now.plusMillis(200)));
+        jobQueue.enqueue(JobRequest.of("unworked", new Task("kept, later")).idempotencyKey("j")
+                .replaceWaiting().expiresAt(now.plusSeconds(3600)));
+        long follows = jobQueue.enqueue(JobRequest.of("unworked", new Task("follows")).afterSettled(debounced));
         assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_deadline WHERE job_id = ?",
-                Integer.class, debounced)).as("the moved deadline is noted").isEqualTo(1);
-        assertThat(deadlines()).isEqualTo(1);
+                Integer.class, debounced)).as("each deadline noted").isEqualTo(2);
+        waitPast(now.plusMillis(300));
+
+        assertThat(canceller(100).runOnce()).as("one job, two passed deadlines").isEqualTo(1);
+
+        assertThat(row(debounced)).containsEntry("status", "cancelled");
+        assertThat(row(kept)).as("its deadline was moved an hour on").containsEntry("status", "pending");
+        assertThat(row(follows)).as("released once, not twice").containsEntry("status", "pending");
+        assertThat(registry.counter("workrow.jobs.expired", "queue", "unworked").count()).isEqualTo(1.0);
+        assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_outcome WHERE job_id = ?",
+                Integer.class, debounced)).isEqualTo(1);
+        assertThat(database.jdbc().queryForList("SELECT job_id FROM workrow_deadline", Long.class))
+                .as("only the moved deadline still to come").containsExactly(kept);
+    }
+
+    @Test
+    void aDeadJobRetriedPastItsDeadlineIsCancelledWhereItWaits() throws Exception {
+        Instant deadline = databaseNow().plusMillis(300);
+        long dead = jobQueue.enqueue(JobRequest.of("unworked", new Task("dead")).expiresAt(deadline));
+        database.jdbc().update("UPDATE workrow_ready SET attempts = max_attempts WHERE id = ?", dead);
+        assertThat(new ExhaustedJobRetirer(database.store(), 100).runOnce()).isEqualTo(1);
+        waitPast(deadline);
+        assertThat(canceller(100).runOnce()).as("a dead job is not waiting").isZero();
+        assertThat(deadlines()).isZero();
+
+        assertThat(database.store().retryDead(List.of(dead), null, null, null)).isEqualTo(1);
+        assertThat(row(dead)).containsEntry("status", "pending");
+        assertThat(canceller(100).runOnce()).isEqualTo(1);
+        assertThat(row(dead)).containsEntry("status", "cancelled");
     }
 
     @Test
@@ -157,9 +212,10 @@ class PastDeadlineCancellerTests {
                     .isLessThan(Duration.ofSeconds(5));
             assertThat(row(free)).containsEntry("status", "cancelled");
             assertThat(row(locked)).containsEntry("status", "pending");
-            assertThat(deadlines()).as("the locked job's deadline kept for the next pass").isEqualTo(1);
+            assertThat(deadlines()).as("the locked job's deadline kept, to be looked at again").isEqualTo(1);
             psql.rollback();
         }
+        Thread.sleep(LOOK_AGAIN.toMillis() + 50);
 
         assertThat(canceller(100).runOnce()).isEqualTo(1);
         assertThat(row(locked)).containsEntry("status", "cancelled");

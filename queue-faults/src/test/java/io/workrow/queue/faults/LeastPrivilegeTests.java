@@ -129,6 +129,24 @@ class LeastPrivilegeTests {
     }
 
     @Test
+    void aRoleWithoutGrantsOnTheDeadlinesStillEnqueuesWithADeadline() {
+        // As between a migration that adds workrow_deadline and the role's grants being run again.
+        database.jdbc().execute("REVOKE ALL ON workrow_deadline FROM " + ROLE);
+        try {
+            SimpleDriverDataSource dml = new SimpleDriverDataSource(new org.postgresql.Driver(), database.jdbcUrl(),
+                    ROLE, "");
+            JdbcJobQueue queue = new JdbcJobQueue(JobStore.of(dml, SqlIdentifier.of("schema", "public")),
+                    JacksonPayloadCodec.withDefaultMapper());
+            long id = queue.enqueue(JobRequest.of("least-deadline", Map.of("n", 1))
+                    .expiresAt(java.time.Instant.now().plus(Duration.ofHours(1))));
+            assertThat(database.jdbc().queryForObject("SELECT count(*) FROM workrow_deadline WHERE job_id = ?",
+                    Integer.class, id)).as("noted by the trigger, as its owner").isEqualTo(1);
+        } finally {
+            database.jdbc().execute("GRANT SELECT, INSERT, UPDATE, DELETE ON workrow_deadline TO " + ROLE);
+        }
+    }
+
+    @Test
     void aTemporaryTableCannotStandInForATableThePartitionFunctionsWriteAsTheirOwner() {
         SimpleDriverDataSource dml = new SimpleDriverDataSource(new org.postgresql.Driver(), database.jdbcUrl(), ROLE, "");
         String day = "workrow_outcome_20990102";
