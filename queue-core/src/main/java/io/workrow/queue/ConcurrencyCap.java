@@ -14,9 +14,9 @@ package io.workrow.queue;
  * @param keySetByHand the per-key cap set at run time ({@link QueueAdmin#setKeyConcurrency}),
  *     which wins over the configured one until cleared, or {@code null}
  * @param keyReason why the per-key cap was set by hand, or {@code null}
- * @param running the queue's open positions now, on every node: its jobs running or waiting in a
- *     line, and those whose handlers have returned while their ends are being written (a node
- *     counts its own of these free, so this may pass the cap for a moment)
+ * @param running the queue's open positions now, on every node: its jobs running, those waiting in
+ *     a node's line (which hold no share of the cluster-wide cap, so this may pass it), and those
+ *     whose handlers have returned while their ends are being written
  */
 public record ConcurrencyCap(String queue, Integer configured, Integer setByHand, String reason,
         Integer keyConfigured, Integer keySetByHand, String keyReason, int running) {

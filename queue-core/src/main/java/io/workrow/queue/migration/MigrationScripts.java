@@ -46,7 +46,8 @@ public final class MigrationScripts implements ResourceProvider {
             "V16__job_batches.sql",
             "V17__enqueue_from_sql_deadlines_and_snoozes.sql",
             "V18__key_caps_stored_and_deadlines_in_the_view.sql",
-            "V19__deadlines_swept.sql");
+            "V19__deadlines_swept.sql",
+            "V20__cap_shares.sql");
 
     private final ClassLoader classLoader;
 

@@ -25,7 +25,7 @@ public final class WorkrowMigrations {
     public static final String WRITE_ONCE_VERSION = "13";
 
     /** The latest migration: what this version of Workrow runs on. */
-    public static final String LATEST_VERSION = "19";
+    public static final String LATEST_VERSION = "20";
 
     /** The last version of the one-row-per-job layout. */
     public static final String ROW_PER_JOB_VERSION = "12";

@@ -1,9 +1,10 @@
 package io.workrow.queue.store;
 
 /**
- * The statements on {@code workrow_queue_cap}, mirrored by {@link CapStore}: each queue's
- * cluster-wide and per-key concurrency caps, as configured and as set by hand, and the statements a
- * capped claim runs before the claim itself, in its transaction ({@link CappedClaim}).
+ * The statements on {@code workrow_queue_cap} and {@code workrow_cap_share}, mirrored by
+ * {@link CapStore}: each queue's cluster-wide and per-key concurrency caps, as configured and as set
+ * by hand; the statements a key-capped claim runs before the claim itself, in its transaction
+ * ({@link CappedClaim}); and the nodes' shares of the cluster-wide caps ({@link CapShares}).
  */
 final class CapSql {
 
@@ -82,9 +83,14 @@ final class CapSql {
             ORDER BY cap.queue
             """;
 
-    /** The queues with a cap in force, cluster-wide or per key: what every runtime looks at every two seconds. */
+    /**
+     * The queues with a cap in force, cluster-wide or per key, with which of the two they have:
+     * what every runtime looks at every two seconds.
+     */
     static final String CAP_QUEUES = """
-            SELECT queue FROM {queue_cap}
+            SELECT queue, coalesce(set_by_hand, configured) IS NOT NULL AS global,
+                   coalesce(key_set_by_hand, key_configured) IS NOT NULL AS per_key
+            FROM {queue_cap}
             WHERE coalesce(set_by_hand, configured, key_set_by_hand, key_configured) IS NOT NULL
             """;
 
@@ -115,20 +121,41 @@ final class CapSql {
             """;
 
     /**
-     * A capped claim's second statement, in a snapshot taken after the lock: the queue's open
-     * positions on every node, which only claims raise (and they wait for the lock) while ends,
-     * cancels and the sweeper lower, less those of the claiming node's jobs that have finished
-     * running and wait for their end to be written (tokens and positions, as parallel arrays): a
-     * slot is free once its handler has returned, not only once the writer's batch is committed.
+     * A share's resize, second statement after {@link #CAP_LOCK}, in a snapshot taken after the
+     * lock: the live shares of the queue (every node's, the resizing node's too). Only a resize,
+     * under the same lock, raises a share, so the room these leave holds until it commits.
      */
-    static final String CAP_RUNNING = """
-            SELECT (coalesce(sum(length(replace((claim.settled | claim.dropped)::text, '1', ''))), 0)
-                    - (SELECT count(*)
-                       FROM unnest(?::bigint[], ?::int[]) AS finished(token, position)
-                       JOIN {claim} AS mine ON mine.token = finished.token
-                       WHERE get_bit(mine.settled, finished.position - 1) = 0
-                         AND get_bit(mine.dropped, finished.position - 1) = 0))::int
-            FROM {claim} AS claim
-            WHERE claim.queue = ?
+    static final String CAP_SHARES = """
+            SELECT worker, slots, wanted FROM {cap_share}
+            WHERE queue = ? AND expires_at > clock_timestamp()
+            """;
+
+    /** A share's resize, last statement: the node's new share, counting for one lease from now. */
+    static final String CAP_SHARE_SET = """
+            INSERT INTO {cap_share} AS share (queue, worker, slots, wanted, expires_at)
+            VALUES (?, ?, ?, ?, clock_timestamp() + ? * interval '1 millisecond')
+            ON CONFLICT (queue, worker) DO UPDATE
+            SET slots = excluded.slots, wanted = excluded.wanted, expires_at = excluded.expires_at
+            """;
+
+    /** A share given back whole (the node wants nothing, or the queue has no cap any more). */
+    static final String CAP_SHARE_DROP = """
+            DELETE FROM {cap_share} WHERE queue = ? AND worker = ?
+            """;
+
+    /**
+     * Pushes on, by one lease, every share of one node that still counts, with its lease renewals;
+     * returns their queues. A share that lapsed is not revived: the node must take it again under
+     * the queue's lock, where the others' shares are read.
+     */
+    static final String CAP_SHARES_RENEW = """
+            UPDATE {cap_share} SET expires_at = clock_timestamp() + ? * interval '1 millisecond'
+            WHERE worker = ? AND expires_at > clock_timestamp()
+            RETURNING queue
+            """;
+
+    /** Every share of one node, given back as it stops. */
+    static final String CAP_SHARES_DROP_ALL = """
+            DELETE FROM {cap_share} WHERE worker = ?
             """;
 }

@@ -94,9 +94,33 @@ public final class CapStore {
         return timed.update(clearKey, queue) > 0;
     }
 
-    /** The queues with a cap in force, cluster-wide or per key, without counting their running jobs. */
-    public java.util.Set<String> cappedQueues() {
-        return java.util.Set.copyOf(timed.queryForList(queues, String.class));
+    /**
+     * The queues with a cap in force, without counting their running jobs.
+     *
+     * @param global those with a cluster-wide cap
+     * @param perKey those with a per-key cap
+     */
+    public record CappedQueues(java.util.Set<String> global, java.util.Set<String> perKey) {
+
+        public CappedQueues {
+            global = java.util.Set.copyOf(global);
+            perKey = java.util.Set.copyOf(perKey);
+        }
+    }
+
+    /** The queues with a cap in force, cluster-wide or per key. */
+    public CappedQueues cappedQueues() {
+        java.util.Set<String> global = new java.util.HashSet<>();
+        java.util.Set<String> perKey = new java.util.HashSet<>();
+        timed.query(queues, rs -> {
+            if (rs.getBoolean("global")) {
+                global.add(rs.getString("queue"));
+            }
+            if (rs.getBoolean("per_key")) {
+                perKey.add(rs.getString("queue"));
+            }
+        });
+        return new CappedQueues(global, perKey);
     }
 
     /** Every capped queue with its jobs claimed now. */

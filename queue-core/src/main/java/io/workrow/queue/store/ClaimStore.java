@@ -95,22 +95,45 @@ public interface ClaimStore {
     boolean extendLease(ClaimedPosition job, Duration lease);
 
     /**
-     * Runs {@code claim} within {@code queue}'s concurrency caps, in a transaction holding the
-     * queue's cap row, so that no two nodes claim the same room. {@code claim} is called with the
-     * room the cluster-wide cap leaves ({@link CapAsk#room}) and the per-key cap in force, and not
-     * at all when there is no room. With a per-key cap in force the claim takes no line (a job in
-     * line would hold its key's slot). Without a cap in the database, {@code claim} gets
-     * {@link CapAsk#limit} and no per-key cap.
+     * Runs {@code claim} within {@code queue}'s per-key cap, in a transaction holding the queue's
+     * cap row, so that no two nodes claim the same keys' room; {@code claim} gets {@code limit} and
+     * the per-key cap in force ({@code null}: none any more), and is not called for a limit of 0.
      */
-    List<ClaimedPosition> claimCapped(String queue, CapAsk ask, RoomClaim claim);
+    List<ClaimedPosition> claimCapped(String queue, int limit, RoomClaim claim);
 
-    /** The claim {@link #claimCapped} runs in its transaction, with the room the caps leave. */
+    /** The claim {@link #claimCapped} runs in its transaction. */
     @FunctionalInterface
     interface RoomClaim {
 
-        /** Claims up to {@code room} jobs, at most {@code keyCap} of one partition key at once ({@code null}: no per-key cap). */
-        List<ClaimedPosition> claim(int room, Integer keyCap);
+        /** Claims up to {@code limit} jobs, at most {@code keyCap} of one partition key at once ({@code null}: no per-key cap). */
+        List<ClaimedPosition> claim(int limit, Integer keyCap);
     }
+
+    /**
+     * Changes {@code worker}'s share of {@code queue}'s cluster-wide cap, in a transaction holding
+     * the queue's cap row: {@code rule} decides it from the cap in force and the other nodes' live
+     * shares, read after the lock; the share counts for {@code lease} unless renewed
+     * ({@link #renewShares}). A share of no slots wanting none is deleted; without a cap in force
+     * the node's share is deleted and the grant says so.
+     */
+    ShareGrant resizeShare(String queue, String worker, Duration lease, ShareRule rule);
+
+    /** How a node decides its share under the cap lock. */
+    @FunctionalInterface
+    interface ShareRule {
+
+        /** The node's share, given the queue's {@code cap} and the other nodes' live shares. */
+        SlotShare decide(int cap, List<SlotShare> others);
+    }
+
+    /**
+     * Pushes {@code worker}'s live shares on by {@code lease}; returns their queues (a share that
+     * lapsed is missing: the node must take it again).
+     */
+    java.util.Set<String> renewShares(String worker, Duration lease);
+
+    /** Gives back every share of {@code worker}. */
+    void dropShares(String worker);
 
     /** The same statements on another data source (the runtime's reserved connections). */
     ClaimStore on(DataSource dataSource);

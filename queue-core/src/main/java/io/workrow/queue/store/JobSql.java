@@ -2050,6 +2050,7 @@ final class JobSql {
                 .replace("{pause}", schema.quoted() + ".workrow_queue_pause")
                 .replace("{hold}", schema.quoted() + ".workrow_hold")
                 .replace("{queue_cap}", schema.quoted() + ".workrow_queue_cap")
+                .replace("{cap_share}", schema.quoted() + ".workrow_cap_share")
                 .replace("{breaker}", schema.quoted() + ".workrow_breaker")
                 .replace("{worker}", schema.quoted() + ".workrow_worker")
                 .replace("{recurring}", schema.quoted() + ".workrow_recurring")

@@ -83,6 +83,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String keysRelease;
     private final String replaceWaiting;
     private final String keysLock;
+    private final CapShares shares;
     private final CappedClaim capped;
     private final String findByIdempotencyKeys;
     private final String claim;
@@ -165,7 +166,9 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.replaceWaiting = JobSql.render(JobSql.JOB_REPLACE_WAITING, schema);
         this.keysRelease = JobSql.render(JobSql.JOB_KEYS_RELEASE, schema);
         this.claim = claimText.apply(JobSql.JOB_CLAIM);
-        this.capped = new CappedClaim(dataSource, timed, schema);
+        CapLock capLock = new CapLock(dataSource, timed, schema);
+        this.capped = new CappedClaim(capLock);
+        this.shares = new CapShares(capLock, timed, schema);
         this.claimOrdered = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_ORDERED));
         this.claimKeyCapped = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_KEY_CAPPED));
         this.claimWeighted = NamedStatement.parse(claimText.apply(JobSql.JOB_CLAIM_WEIGHTED));
@@ -286,8 +289,23 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     @Override
-    public List<ClaimedPosition> claimCapped(String queue, CapAsk ask, RoomClaim claim) {
-        return capped.claim(queue, ask, claim);
+    public List<ClaimedPosition> claimCapped(String queue, int limit, RoomClaim claim) {
+        return capped.claim(queue, limit, claim);
+    }
+
+    @Override
+    public ShareGrant resizeShare(String queue, String worker, Duration lease, ShareRule rule) {
+        return shares.resize(queue, worker, lease, rule);
+    }
+
+    @Override
+    public Set<String> renewShares(String worker, Duration lease) {
+        return shares.renew(worker, lease);
+    }
+
+    @Override
+    public void dropShares(String worker) {
+        shares.dropAll(worker);
     }
 
     @Override

@@ -37,16 +37,6 @@ final class InFlightJobs {
         return runs.values().stream().filter(run -> run.id() == id).toList();
     }
 
-    /**
-     * {@code queue}'s runs whose handlers have returned (or never started) and whose outcomes wait to
-     * be recorded: none of them runs any more, though the database still counts its position open.
-     */
-    List<ClaimedPosition> finishedOf(String queue) {
-        return runs.values().stream()
-                .filter(run -> run.job().queue().equals(queue) && run.finishing() && !run.handlerRunning())
-                .map(RunningJob::job).toList();
-    }
-
     int size() {
         return runs.size();
     }

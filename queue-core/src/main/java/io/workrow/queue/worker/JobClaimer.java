@@ -1,6 +1,5 @@
 package io.workrow.queue.worker;
 
-import io.workrow.queue.store.CapAsk;
 import io.workrow.queue.store.ClaimStore;
 import io.workrow.queue.store.ClaimedPosition;
 import io.workrow.queue.store.FairnessStore;
@@ -9,7 +8,6 @@ import io.workrow.queue.worker.cluster.WorkerRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 /**
@@ -25,10 +23,9 @@ interface JobClaimer {
 
     /**
      * Claims up to {@code limit} jobs, of which {@code forSlots} are for free handler slots and the
-     * rest for the poller's line, which holds {@code inLine} jobs already; only a capped queue's
-     * claim tells them apart.
+     * rest for the poller's line; only a key-capped queue's claim tells them apart (it takes no line).
      */
-    default List<ClaimedPosition> claim(int limit, int forSlots, int inLine, boolean probes) {
+    default List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
         return claim(limit, probes);
     }
 
@@ -52,23 +49,22 @@ interface JobClaimer {
     }
 
     /**
-     * {@code claimer} within {@code queue}'s cluster-wide concurrency cap, when the queue has one
-     * ({@code caps}): its claims then run in the capped transaction of {@code store}, with the room
-     * the cap leaves its free slots and a share of the rest for its line. {@code finished} gives this
-     * node's jobs of the queue that have stopped running while their ends wait to be written.
+     * {@code claimer} within {@code queue}'s per-key cap, when the queue has one ({@code caps}): its
+     * claims then run in the key-capped transaction of {@code store}, for its free slots only (a job
+     * in line would hold its key's slot). A cluster-wide cap is no business of the claim: the jobs
+     * start within the node's share of it ({@link CapShare}).
      */
-    static JobClaimer capped(JobClaimer claimer, ClaimStore store, String queue, QueueCaps caps,
-            Supplier<List<ClaimedPosition>> finished) {
+    static JobClaimer keyCapped(JobClaimer claimer, ClaimStore store, String queue, QueueCaps caps) {
         return new JobClaimer() {
             @Override
             public List<ClaimedPosition> claim(int limit, boolean probes) {
-                return claim(limit, limit, 0, probes);
+                return claim(limit, limit, probes);
             }
 
             @Override
-            public List<ClaimedPosition> claim(int limit, int forSlots, int inLine, boolean probes) {
-                return caps.capped(queue)
-                        ? store.claimCapped(queue, new CapAsk(limit, forSlots, inLine, finished.get()),
+            public List<ClaimedPosition> claim(int limit, int forSlots, boolean probes) {
+                return caps.keyCapped(queue)
+                        ? store.claimCapped(queue, Math.min(limit, forSlots),
                                 (room, keyCap) -> keyCap == null ? claimer.claim(room, probes)
                                         : claimer.claimPerKey(room, keyCap, probes))
                         : claimer.claim(limit, probes);

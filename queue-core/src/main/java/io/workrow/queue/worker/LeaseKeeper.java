@@ -53,6 +53,7 @@ final class LeaseKeeper {
     private final String workerId;
     private final QueueMetrics metrics;
     private final Duration renewEvery;
+    private final List<CapShare> shares;
     private final ScheduledExecutorService renewals = BackgroundThread.named("workrow-lease-keeper");
     private final ScheduledExecutorService timeouts = BackgroundThread.named("workrow-handler-timeouts");
     private final ScheduledExecutorService writes = BackgroundThread.named("workrow-handler-writes");
@@ -61,9 +62,10 @@ final class LeaseKeeper {
      * @param store the renewals' statements, on a connection of their own
      * @param handlerWrites the handlers' {@code extendLease} and {@code saveStep}, on another
      * @param letGo ends the position of a run let go past its timeout (without waiting on the database)
+     * @param shares this node's shares of the queues' cluster-wide caps, pushed on with the leases
      */
     LeaseKeeper(ClaimStore store, ClaimStore handlerWrites, Consumer<RunningJob> letGo, InFlightJobs inFlight,
-            String workerId, QueueMetrics metrics, Duration renewEvery) {
+            String workerId, QueueMetrics metrics, Duration renewEvery, java.util.Collection<CapShare> shares) {
         this.store = store;
         this.handlerWrites = handlerWrites;
         this.letGo = letGo;
@@ -71,6 +73,7 @@ final class LeaseKeeper {
         this.workerId = workerId;
         this.metrics = metrics;
         this.renewEvery = renewEvery;
+        this.shares = List.copyOf(shares);
     }
 
     /** A third of the shortest lease: two renewals may fail in a row before any lease runs out. */
@@ -168,6 +171,7 @@ final class LeaseKeeper {
         }
         long sentNanos = System.nanoTime();
         Map<Long, Set<Integer>> renewed = store.renewLeases(workerId, claims, vouch);
+        renewShares(vouch);
         List<ClaimLease> missing = new ArrayList<>();
         for (ClaimLease claim : claims) {
             Set<Integer> dropped = renewed.get(claim.token());
@@ -191,6 +195,25 @@ final class LeaseKeeper {
                 continue; // locked by another session for now; renewed next time
             }
             byClaim.get(claim.token()).forEach(job -> stop(job, RunningJob.Stop.LEASE_LOST));
+        }
+    }
+
+    /**
+     * Pushes on this node's shares of cluster-wide caps by {@code renewal}, while it holds jobs: a
+     * share counts as long as the jobs that run within it keep their leases, and lapses with them.
+     */
+    private void renewShares(Duration renewal) {
+        if (shares.stream().noneMatch(CapShare::holds)) {
+            return;
+        }
+        long sentNanos = System.nanoTime();
+        Set<String> live = store.renewShares(workerId, renewal);
+        for (CapShare share : shares) {
+            if (live.contains(share.queue())) {
+                share.renewed(sentNanos, renewal);
+            } else if (share.holds()) {
+                share.lapsedInDatabase(sentNanos);
+            }
         }
     }
 

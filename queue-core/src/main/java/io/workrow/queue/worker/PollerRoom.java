@@ -22,9 +22,22 @@ final class PollerRoom {
         return Math.max(0, slots + prefetch - held.get());
     }
 
+    /**
+     * Room for more jobs when only {@code slots} of the handler slots may run (a node's share of a
+     * cluster-wide cap): those slots plus the prefetch, less the jobs held.
+     */
+    int free(int slots) {
+        return Math.max(0, Math.min(slots, this.slots) + prefetch - held.get());
+    }
+
     /** Handler slots neither running a job nor promised to one in line. */
     int freeSlots() {
         return Math.max(0, slots - held.get());
+    }
+
+    /** {@link #freeSlots()} when only {@code slots} of the handler slots may run. */
+    int freeSlots(int slots) {
+        return Math.max(0, Math.min(slots, this.slots) - held.get());
     }
 
     /** The most one claim may fill: every slot and the whole prefetch. */

@@ -34,9 +34,9 @@ import java.util.Locale;
  *     in the database at start, where {@code workrow_enqueue} (SQL) reads it
  * @param maxSnoozes how often one job may snooze ({@code SnoozeJobException}) before its next
  *     snooze counts as a failed attempt
- * @param globalConcurrency at most this many of the queue's jobs claimed at once across every node
- *     (declared in the database at start; 0 for no cap). Jobs in line count against it, and a node's
- *     line never holds more than the room it leaves free; with it the prefetch is the adaptive one
+ * @param globalConcurrency at most this many of the queue's jobs running at once across every node
+ *     (declared in the database at start; 0 for no cap): each node starts them within its share of
+ *     the cap, and jobs waiting in a node's line hold no share
  * @param keyConcurrency at most this many jobs of one partition key claimed at once across every
  *     node (0 for no cap); not with ordering or fairness, and claims then take no prefetch
  */
@@ -93,11 +93,6 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
         if (prefetch > 0 && keyConcurrency > 0) {
             throw new IllegalArgumentException("prefetch is not available with key-concurrency: jobs claimed ahead"
                     + " would hold their keys' slots while they wait (prefetch " + prefetch + ")");
-        }
-        if (prefetch > 0 && globalConcurrency > 0) {
-            // A fixed line could hold the cap's room for long while other nodes' slots wait for it.
-            throw new IllegalArgumentException("a fixed prefetch is not available with global-concurrency: a capped"
-                    + " queue's line is the adaptive one, bounded by the cap's room (prefetch " + prefetch + ")");
         }
         if (prefetch < 0 && prefetch != ADAPTIVE_PREFETCH) {
             throw new IllegalArgumentException("prefetch must be at least 0, or ADAPTIVE_PREFETCH (-1) to let the"
@@ -229,9 +224,8 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
     }
 
     /**
-     * At most {@code globalConcurrency} of the queue's jobs claimed at once across every node (0: no
-     * cap); jobs in line count against it, a node's line never holds more than the room it leaves
-     * free, and a fixed prefetch is refused.
+     * At most {@code globalConcurrency} of the queue's jobs running at once across every node (0: no
+     * cap): each node starts them within its share of the cap.
      */
     public QueueOptions withGlobalConcurrency(int globalConcurrency) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
@@ -247,7 +241,7 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
                 fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
-    /** Whether the queue's claims take the capped path: a cluster-wide or a per-key cap. */
+    /** Whether the queue has a cluster-wide or a per-key cap in its configuration. */
     public boolean capped() {
         return globalConcurrency > 0 || keyConcurrency > 0;
     }

@@ -61,14 +61,16 @@ final class QueuePoller implements Runnable {
     private final ConcurrentLinkedQueue<RunningJob> inLine = new ConcurrentLinkedQueue<>();
     private final Wakeup wakeup = new Wakeup();
     private volatile boolean running = true;
-    /** Whether the queue is capped, by its configuration or in the database as this runtime last saw it. */
-    private final java.util.function.BooleanSupplier capped;
+    /** Whether the queue has a per-key cap, by its configuration or in the database as this runtime last saw it. */
+    private final java.util.function.BooleanSupplier keyCapped;
+    /** This node's share of the queue's cluster-wide cap: how many of its jobs may start at once here. */
+    private final CapShare share;
     /** Free room that wakes the waiting poller; 0 when it is not waiting for room. */
     private volatile int wakeAtFreeRoom;
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
-            Duration pollInterval, java.util.function.BooleanSupplier capped) {
+            Duration pollInterval, java.util.function.BooleanSupplier keyCapped, CapShare share) {
         this.registration = registration;
         this.claimer = claimer;
         this.executor = executor;
@@ -80,7 +82,8 @@ final class QueuePoller implements Runnable {
         this.pollInterval = pollInterval;
         this.slots = new Semaphore(registration.options().concurrency());
         QueueOptions options = registration.options();
-        this.capped = capped;
+        this.keyCapped = keyCapped;
+        this.share = share;
         this.adaptive = options.adaptsPrefetch()
                 ? new AdaptivePrefetch(options.mostPrefetched())
                 : null;
@@ -156,14 +159,22 @@ final class QueuePoller implements Runnable {
         if (adaptive != null) {
             room.resize(adaptive.update(System.nanoTime()));
         }
-        if (!awaitRoom(1, pollInterval)) {
+        share.maintain(inLine.size());
+        startHandlers();
+        if (!awaitRoom(1, share.capped() ? CapShare.RETRY : pollInterval)) {
             return busy;
         }
         if (busy) {
             awaitRoom(Math.min(options.batchSize(), room.capacity()), GATHER_DELAY);
         }
-        int wanted = Math.min(room.free(), options.batchSize());
+        // Under a cluster-wide cap the line is sized for the slots this node's share gives it (one
+        // job at least, which tells the share that the node has work).
+        int wanted = Math.min(share.capped() ? room.free(Math.max(1, share.limit())) : room.free(),
+                options.batchSize());
         if (wanted == 0 || !running) {
+            if (running && share.capped()) {
+                wakeup.await(CapShare.RETRY);
+            }
             return busy;
         }
         if (breakers.awaitsVerdict(queue())) {
@@ -172,7 +183,8 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         long claimSentNanos = System.nanoTime();
-        List<ClaimedPosition> claimed = claim(wanted, Math.min(wanted, room.freeSlots()), inLine.size());
+        int forSlots = share.capped() ? room.freeSlots(Math.max(1, share.limit())) : room.freeSlots();
+        List<ClaimedPosition> claimed = claim(wanted, Math.min(wanted, forSlots));
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedPosition job : claimed) {
             RunningJob held = new RunningJob(job, registration, claimSentNanos);
@@ -194,8 +206,8 @@ final class QueuePoller implements Runnable {
      * One claim statement; for a queue with a circuit breaker that claimed nothing (the statement
      * refuses a breaker that is not closed), the probes its breaker grants once the cooldown is over.
      */
-    private List<ClaimedPosition> claim(int wanted, int forSlots, int lined) {
-        List<ClaimedPosition> claimed = claimer.claim(wanted, forSlots, lined, false);
+    private List<ClaimedPosition> claim(int wanted, int forSlots) {
+        List<ClaimedPosition> claimed = claimer.claim(wanted, forSlots, false);
         if (!claimed.isEmpty() || !breakers.guards(queue())) {
             return claimed;
         }
@@ -236,17 +248,23 @@ final class QueuePoller implements Runnable {
         }
     }
 
-    /** Starts a handler thread for each free slot while jobs wait in line. */
+    /** Starts a handler thread for each free slot (within the node's share of a cap) while jobs wait in line. */
     private void startHandlers() {
         while (running && !inLine.isEmpty() && slots.tryAcquire()) {
+            if (!share.tryAcquire()) {
+                slots.release();
+                return;
+            }
             try {
                 handlerThreads.execute(this::runInLine);
             } catch (RejectedExecutionException e) {
                 // Shutting down: the poller hands back what is still in line.
+                share.release();
                 slots.release();
                 return;
             } catch (RuntimeException | Error e) {
                 // No thread for it (out of memory, say): the slot stays free for the next attempt.
+                share.release();
                 slots.release();
                 throw e;
             }
@@ -267,6 +285,7 @@ final class QueuePoller implements Runnable {
                 }
             }
         } finally {
+            share.release();
             slots.release();
             // A job lined up while this thread was leaving, with every slot taken, must not wait
             // for the next claim: look again now that this slot is free. After stop the poller
@@ -277,16 +296,16 @@ final class QueuePoller implements Runnable {
         }
     }
 
+    /** The next job for a handler thread; none after stop, or while more run here than the share allows. */
     private RunningJob nextInLine() {
-        return running ? inLine.poll() : null;
+        return running && !share.overdrawn() ? inLine.poll() : null;
     }
 
     private void freeRoom() {
         room.give();
         int wake = wakeAtFreeRoom;
-        if ((wake > 0 && room.free() >= wake) || (inLine.isEmpty() && capped.getAsBoolean())) {
-            // A capped queue's claim counts a finished handler's slot free before its end is
-            // written: a slot with nothing in line claims again at once.
+        if ((wake > 0 && room.free() >= wake) || (inLine.isEmpty() && keyCapped.getAsBoolean())) {
+            // A key-capped queue keeps no line: a slot with nothing in line claims again at once.
             wakeup.signal();
         }
     }

@@ -100,6 +100,8 @@ public final class WorkerRuntime implements AutoCloseable {
     private final JobExecutor executor;
     private final Map<String, JobClaimer> drainClaimers = new LinkedHashMap<>();
     private final Map<String, QueuePoller> pollers = new LinkedHashMap<>();
+    /** This node's shares of the queues' cluster-wide caps, by queue. */
+    private final Map<String, CapShare> shares = new LinkedHashMap<>();
     private final Map<String, ExecutorService> handlerThreads = new LinkedHashMap<>();
     private final List<Thread> pollerThreads = new ArrayList<>();
     private final InsertListener listener;
@@ -136,10 +138,16 @@ public final class WorkerRuntime implements AutoCloseable {
         Set<String> orderedQueues = builder.registrations.values().stream()
                 .filter(registration -> registration.options().ordering() != KeyOrdering.NONE)
                 .map(HandlerRegistration::queue).collect(Collectors.toSet());
-        Set<String> cappedQueues = builder.registrations.values().stream()
-                .filter(registration -> registration.options().capped())
-                .map(HandlerRegistration::queue).collect(Collectors.toSet());
-        this.caps = new QueueCaps(store.caps(), cappedQueues);
+        this.caps = new QueueCaps(store.caps(), builder.registrations.values().stream()
+                .filter(registration -> registration.options().globalConcurrency() > 0)
+                .map(HandlerRegistration::queue).collect(Collectors.toSet()),
+                builder.registrations.values().stream()
+                .filter(registration -> registration.options().keyConcurrency() > 0)
+                .map(HandlerRegistration::queue).collect(Collectors.toSet()));
+        for (HandlerRegistration registration : builder.registrations.values()) {
+            shares.put(registration.queue(), new CapShare(claims, caps, registration.queue(), workerId,
+                    registration.options().concurrency(), registration.options().lease()));
+        }
         // A statement that outlives its timeout by this much waits on a socket nobody answers.
         int networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE,
                 store.statementTimeout().plus(RESERVED_NETWORK_GRACE).toMillis());
@@ -158,9 +166,9 @@ public final class WorkerRuntime implements AutoCloseable {
                 networkTimeoutMillis);
         this.writer = new ResultWriter(claims.on(writerConnection), store.on(writerConnection).breakers(), inFlight,
                 builder.metrics, breakers, queue -> {
-            // An ordered queue's key frees up once the outcome is written, and so does a capped queue's
-            // slot in every other node's count.
-            if (orderedQueues.contains(queue) || caps.knownCapped(queue)) {
+            // An ordered queue's key frees up once the outcome is written, and so does a key-capped
+            // queue's key slot in every node's count.
+            if (orderedQueues.contains(queue) || caps.knownKeyCapped(queue)) {
                 wake(queue);
             }
         }, builder.completionBatchSize,
@@ -168,7 +176,7 @@ public final class WorkerRuntime implements AutoCloseable {
                         .mapToInt(registration -> registration.options().concurrency()
                                 + registration.options().mostPrefetched()).sum());
         this.keeper = new LeaseKeeper(claims.on(keeperConnection), claims.on(handlerWritesConnection), writer::letGo,
-                inFlight, workerId, builder.metrics, renewEvery);
+                inFlight, workerId, builder.metrics, renewEvery, shares.values());
         // Only ordered queues need to know the other workers: buckets are owned per worker.
         this.registry = orderedQueues.isEmpty() ? null
                 : new WorkerRegistry(store.workers(), workerId, orderedQueues, builder.heartbeatInterval, this::wake);
@@ -178,11 +186,11 @@ public final class WorkerRuntime implements AutoCloseable {
         for (HandlerRegistration registration : builder.registrations.values()) {
             ExecutorService threads = HandlerThreads.forQueue(registration.queue(), registration.options().concurrency());
             handlerThreads.put(registration.queue(), threads);
-            JobClaimer claimer = JobClaimer.capped(JobClaimer.forQueue(registration, claimsFor(registration),
-                    store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps,
-                    () -> inFlight.finishedOf(registration.queue()));
+            JobClaimer claimer = JobClaimer.keyCapped(JobClaimer.forQueue(registration, claimsFor(registration),
+                    store.fairness(), workerId, registry), claimsFor(registration), registration.queue(), caps);
             pollers.put(registration.queue(), new QueuePoller(registration, claimer, executor, writer, breakers, inFlight,
-                    builder.metrics, threads, builder.pollInterval, () -> caps.knownCapped(registration.queue())));
+                    builder.metrics, threads, builder.pollInterval, () -> caps.knownKeyCapped(registration.queue()),
+                    shares.get(registration.queue())));
         }
         this.promoter = new ScheduledJobPromoter(claims, builder.pollInterval, this::wake);
         this.recurring = builder.recurring.isEmpty() ? null
@@ -441,8 +449,8 @@ public final class WorkerRuntime implements AutoCloseable {
         }
         startServices();
         JobClaimer claimer = drainClaimers.computeIfAbsent(queue,
-                name -> JobClaimer.capped(JobClaimer.forDrain(registration, claimsFor(registration), store.fairness(),
-                        workerId), claimsFor(registration), name, caps, () -> inFlight.finishedOf(name)));
+                name -> JobClaimer.keyCapped(JobClaimer.forDrain(registration, claimsFor(registration),
+                        store.fairness(), workerId), claimsFor(registration), name, caps));
         promoter.promoteDue();
         List<DrainedJob> runs = new ArrayList<>();
         Set<Long> ran = new HashSet<>();
@@ -543,6 +551,7 @@ public final class WorkerRuntime implements AutoCloseable {
             promoter.stop();
             writer.stop(shutdownTimeout);
             keeper.stop();
+            giveBackShares();
             if (listener != null) {
                 listener.stop();
                 joinUntil(listenerThread, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
@@ -559,6 +568,20 @@ public final class WorkerRuntime implements AutoCloseable {
     @Override
     public void close() {
         stop();
+    }
+
+    /** Gives back this node's shares of cluster-wide caps at stop, so other nodes need not wait for them to lapse. */
+    private void giveBackShares() {
+        if (shares.values().stream().noneMatch(CapShare::holds)) {
+            return;
+        }
+        shares.values().forEach(CapShare::forget);
+        try {
+            claims.dropShares(workerId);
+        } catch (RuntimeException e) {
+            log.warn("Could not give back this node's shares of the queues' cluster-wide caps; they lapse within a"
+                    + " lease: {}", e.toString());
+        }
     }
 
     /**

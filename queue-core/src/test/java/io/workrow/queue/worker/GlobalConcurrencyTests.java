@@ -11,9 +11,8 @@ import io.workrow.queue.client.JdbcJobQueue;
 import io.workrow.queue.client.JdbcQueueAdmin;
 import io.workrow.queue.maintenance.StaleLeaseSweeper;
 import io.workrow.queue.payload.JacksonPayloadCodec;
-import io.workrow.queue.store.CapAsk;
 import io.workrow.queue.store.CapStore;
-import io.workrow.queue.store.ClaimedPosition;
+import io.workrow.queue.store.SlotShare;
 import io.workrow.queue.store.JobStore;
 import io.workrow.queue.testing.WorkrowTestDatabase;
 import java.time.Duration;
@@ -149,34 +148,30 @@ class GlobalConcurrencyTests {
     }
 
     @Test
-    void aCrashedNodesSlotsComeBackWhenItsLeasesDo() {
+    void aCrashedNodesShareComesBackWhenItLapses() {
         QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(5).withConcurrency(10);
         WorkerRuntime live = node(database.store(), options);
-        enqueue(3, 0);
-        // A node claims three jobs within the cap and dies: nothing ends them, nothing renews them.
+        database.store().caps().declare("live", Map.of("partner", new CapStore.Configured(5, null)));
+        // A node took a share of three slots and died: nothing renews it, nothing gives it back.
         JobStore crashed = otherNode();
-        crashed.caps().declare("crashed", Map.of("partner", new CapStore.Configured(5, null)));
-        List<ClaimedPosition> held = crashed.claims().claimCapped("partner", new CapAsk(10, 10, 0, List.of()),
-                (room, keyCap) -> crashed.claims().claim("partner", "crashed", room, Duration.ofSeconds(1), false));
-        assertThat(held).hasSize(3);
-        enqueue(40, 50);
+        assertThat(crashed.claims().resizeShare("partner", "crashed", Duration.ofSeconds(2),
+                (cap, others) -> new SlotShare("crashed", 3, 3)).slots()).isEqualTo(3);
+        long lapses = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        enqueue(200, 40);
         live.start();
 
         await().atMost(Duration.ofSeconds(5)).until(() -> ledger.size() >= 10);
-        assertThat(mostAtOnce()).as("two slots left while the crashed node's leases run").isLessThanOrEqualTo(2);
-        int beforeTheSweep = ledger.size();
-        await().atMost(Duration.ofSeconds(5)).until(() -> new StaleLeaseSweeper(database.store(), 50).runOnce() > 0
-                || database.jdbc().queryForObject("SELECT count(*) FROM workrow_claim WHERE worker = 'crashed'",
-                        Integer.class) == 0);
-        database.jdbc().update("UPDATE workrow_scheduled SET run_at = now()");
+        assertThat(mostAtOnce()).as("two slots left while the crashed node's share counts").isLessThanOrEqualTo(2);
+        await().atMost(Duration.ofSeconds(5)).until(() -> System.nanoTime() - lapses > 0);
+        int beforeTheLapse = ledger.size();
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> runs.size() == 43);
-        List<long[]> afterTheSweep;
+        await().atMost(Duration.ofSeconds(30)).until(() -> runs.size() == 200);
+        List<long[]> afterTheLapse;
         synchronized (ledger) {
-            afterTheSweep = new ArrayList<>(ledger.subList(beforeTheSweep, ledger.size()));
+            afterTheLapse = new ArrayList<>(ledger.subList(beforeTheLapse, ledger.size()));
         }
         ledger.clear();
-        ledger.addAll(afterTheSweep);
+        ledger.addAll(afterTheLapse);
         assertThat(mostAtOnce()).as("the slots came back").isBetween(3, 5);
     }
 
@@ -340,55 +335,57 @@ class GlobalConcurrencyTests {
     }
 
     @Test
-    void aLineTakesAtMostHalfTheRoomLeftAfterTheFreeSlotsSoOtherNodesSlotsFindRoom() {
-        enqueue(60, 0);
-        database.store().caps().declare("a", Map.of("partner", new CapStore.Configured(10, null)));
-        // Each asks for 2 free slots and a line of 100, as a node of concurrency 2 and prefetch 100 would.
-        assertThat(claimAsNode("a")).as("2 slots, and 4 of the 8 left for the line").isEqualTo(6);
-        assertThat(claimAsNode("b")).as("2 slots, and 1 of the 2 left").isEqualTo(3);
-        assertThat(claimAsNode("c")).as("the last one for a slot, none for a line").isEqualTo(1);
-        assertThat(claimAsNode("d")).as("the cap is full").isZero();
-        assertThat(admin.concurrencyCaps()).singleElement().extracting(ConcurrencyCap::running).isEqualTo(10);
+    void twoBusyNodesSplitTheCapAndANodeThatStopsGivesItsShareBack() {
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(6).withConcurrency(8);
+        node(database.store(), options).start();
+        enqueue(400, 60);
+        await().atMost(Duration.ofSeconds(10)).until(() -> shares().getOrDefault(runtimes.get(0).workerId(), 0) == 6);
+        AtomicInteger secondRan = new AtomicInteger();
+        JobStore store = otherNode();
+        WorkerRuntime second = WorkerRuntime.builder(store.dataSource()).store(store)
+                .pollInterval(Duration.ofMillis(200))
+                .handler("partner", Call.class, (call, job) -> {
+                    long start = System.nanoTime();
+                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+                    secondRan.incrementAndGet();
+                    Thread.sleep(call.napMillis());
+                    ledger.add(new long[] {start, System.nanoTime()});
+                }, options)
+                .build();
+        runtimes.add(second);
+        second.start();
 
-        assertThat(new CapAsk(102, 0, 0, List.of()).room(10, 9)).as("a line never takes the last slot").isZero();
-        assertThat(new CapAsk(102, 0, 0, List.of()).room(10, 8)).as("nor more than half of two").isEqualTo(1);
-        assertThat(new CapAsk(4000, 16, 0, List.of()).room(1000, 16)).as("a cap far from full").isEqualTo(16 + 484);
-        assertThat(new CapAsk(40, 16, 0, List.of()).room(1000, 16)).as("no more than asked").isEqualTo(40);
-        assertThat(new CapAsk(10, 10, 0, List.of()).room(5, 7)).as("over the cap (lowered by hand)").isZero();
-        // A node's whole line, not each claim's part of it, is bounded: it never holds more than the
-        // room it leaves free. Cap 48, six nodes of 8 slots: the first takes its 8 slots and a line
-        // of 20, and its next claims take nothing more while its line is as large as the room left.
-        assertThat(new CapAsk(40, 8, 0, List.of()).room(48, 0)).isEqualTo(8 + 20);
-        assertThat(new CapAsk(40, 0, 20, List.of()).room(48, 28)).as("line 20, room left 20").isZero();
-        assertThat(new CapAsk(40, 0, 10, List.of()).room(48, 28)).as("line 10 of it started").isEqualTo(5);
-        assertThat(new CapAsk(40, 8, 20, List.of()).withoutLine().room(48, 28)).as("no line: slots only")
-                .isEqualTo(8);
+        await().atMost(Duration.ofSeconds(10)).until(() -> shares().values().stream().sorted().toList()
+                .equals(List.of(3, 3)));
+        assertThat(secondRan.get()).as("the late node runs beside the first").isPositive();
+        second.stop();
+        assertThat(shares()).as("given back at stop").doesNotContainKey(second.workerId());
+        await().atMost(Duration.ofSeconds(60)).until(() -> runs.size() == 400);
+
+        assertThat(mostAtOnce()).as("never more than the cap").isLessThanOrEqualTo(6)
+                .as("and the cap used").isGreaterThanOrEqualTo(5);
+        assertThat(runs).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
     }
 
-    private int claimAsNode(String worker) {
-        return claimAsNode(worker, List.of()).size();
-    }
-
-    private List<ClaimedPosition> claimAsNode(String worker, List<ClaimedPosition> finished) {
-        return database.store().claims().claimCapped("partner", new CapAsk(102, 2, 0, finished),
-                (room, keyCap) -> database.store().claims()
-                .claim("partner", worker, room, Duration.ofMinutes(1), false));
+    /** The live shares of the queue's cap, by worker. */
+    private Map<String, Integer> shares() {
+        Map<String, Integer> shares = new java.util.TreeMap<>();
+        database.jdbc().query("SELECT worker, slots FROM workrow_cap_share WHERE queue = 'partner'"
+                + " AND expires_at > clock_timestamp()", rs -> {
+            shares.put(rs.getString("worker"), rs.getInt("slots"));
+        });
+        return shares;
     }
 
     @Test
-    void aJobWhoseHandlerReturnedFreesItsSlotForItsNodesNextClaimBeforeItsEndIsWritten() {
-        enqueue(20, 0);
-        database.store().caps().declare("a", Map.of("partner", new CapStore.Configured(4, null)));
-        List<ClaimedPosition> held = claimAsNode("a", List.of());
-        assertThat(held).as("2 slots and 1 of the 2 left").hasSize(3);
-        assertThat(claimAsNode("a", List.of())).as("1 slot left, for no line").hasSize(1);
-        assertThat(claimAsNode("a", List.of())).isEmpty();
-        // Two handlers returned; their ends are not written: the node's claim counts their slots free.
-        List<ClaimedPosition> again = claimAsNode("a", held.subList(0, 2));
-        assertThat(again).hasSize(2);
-        assertThat(claimAsNode("b", List.of())).as("another node still counts them").isEmpty();
-        assertThat(claimAsNode("a", held.subList(0, 2))).as("counted free once, not twice").isEmpty();
-        assertThat(admin.concurrencyCaps()).singleElement().extracting(ConcurrencyCap::running).isEqualTo(6);
+    void eachNodesFairPartFillsTheSmallestWantsFirstAndSplitsTheRestEvenly() {
+        assertThat(CapShare.fairParts(5, List.of(new SlotShare("a", 0, 16), new SlotShare("b", 0, 16),
+                new SlotShare("c", 0, 16)))).containsExactly(Map.entry("a", 2), Map.entry("b", 2), Map.entry("c", 1));
+        assertThat(CapShare.fairParts(10, List.of(new SlotShare("a", 0, 16), new SlotShare("b", 0, 1),
+                new SlotShare("c", 0, 3)))).as("small wants met whole, the rest to the big one")
+                .containsEntry("b", 1).containsEntry("c", 3).containsEntry("a", 6);
+        assertThat(CapShare.fairParts(4, List.of(new SlotShare("a", 0, 0), new SlotShare("b", 0, 8))))
+                .containsEntry("a", 0).containsEntry("b", 4);
     }
 
     @Test
@@ -396,7 +393,7 @@ class GlobalConcurrencyTests {
         QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(6).withConcurrency(3);
         node(database.store(), options).start();
         enqueue(90, 40);
-        // The first node holds a line beside its three running jobs: more than its slots are claimed.
+        // The first node holds a line beside its three running jobs: more than its share is claimed.
         await().atMost(Duration.ofSeconds(10)).until(() -> admin.concurrencyCaps().stream()
                 .anyMatch(cap -> cap.running() > 3));
         int before = ledger.size();
@@ -417,18 +414,17 @@ class GlobalConcurrencyTests {
 
         await().atMost(Duration.ofSeconds(60)).until(() -> ledger.size() == 90);
 
-        assertThat(mostAtOnce()).as("lines count against the cap").isLessThanOrEqualTo(6);
-        assertThat(secondRan.get()).as("the late node's free slots found room beside the first node's line (%d"
+        assertThat(mostAtOnce()).as("lines hold no share: never more than the cap run").isLessThanOrEqualTo(6);
+        assertThat(secondRan.get()).as("the late node's share found room beside the first node's line (%d"
                 + " had run before it started)", before).isGreaterThanOrEqualTo(3);
         assertThat(runs).hasSize(90).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
     }
 
     @Test
     void aKeyCapTakesNoPrefetchAndBadValuesAreRefused() {
-        assertThat(QueueOptions.defaults().withGlobalConcurrency(5).adaptsPrefetch()).as("a line within the cap")
+        assertThat(QueueOptions.defaults().withGlobalConcurrency(5).adaptsPrefetch()).as("a line holds no share")
                 .isTrue();
-        assertThatThrownBy(() -> QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5))
-                .hasMessageContaining("a fixed prefetch is not available with global-concurrency");
+        assertThat(QueueOptions.defaults().withPrefetch(4).withGlobalConcurrency(5).prefetch()).isEqualTo(4);
         assertThatThrownBy(() -> QueueOptions.defaults().withGlobalConcurrency(-1))
                 .hasMessageContaining("global-concurrency");
         assertThatThrownBy(() -> admin.setGlobalConcurrency("partner", 0, null))

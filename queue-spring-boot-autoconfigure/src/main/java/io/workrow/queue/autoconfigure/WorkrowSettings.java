@@ -281,11 +281,6 @@ public final class WorkrowSettings {
             }
             if (globalConcurrency != null) {
                 atLeast(prefix + ".global-concurrency", 1, globalConcurrency);
-                if (prefetch != null && prefetch > 0) {
-                    throw new InvalidConfigurationPropertyValueException(prefix + ".prefetch", prefetch,
-                            "not available with " + prefix + ".global-concurrency: a capped queue's line is the"
-                                    + " adaptive one, bounded by the cap's room (leave prefetch unset, or 0)");
-                }
             }
             String leaseKey = prefix.equals("workrow.defaults") ? "workrow.lease" : prefix + ".lease";
             positive(leaseKey, lease);

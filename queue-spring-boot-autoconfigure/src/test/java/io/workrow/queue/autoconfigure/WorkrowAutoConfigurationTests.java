@@ -253,7 +253,6 @@ class WorkrowAutoConfigurationTests {
             "workrow.queues.partner.key-concurrency=0         | workrow.queues.partner.key-concurrency      | 0",
             "workrow.queues.partner.key-concurrency=2, workrow.queues.partner.ordered=true | workrow.queues.partner.key-concurrency | 2",
             "workrow.queues.partner.key-concurrency=2, workrow.queues.partner.prefetch=10 | workrow.queues.partner.prefetch | 10",
-            "workrow.queues.partner.global-concurrency=5, workrow.queues.partner.prefetch=10 | workrow.queues.partner.prefetch | 10",
             "workrow.queues.send-receipt.breaker.failure-threshold=0 | workrow.queues.send-receipt.breaker.failure-threshold | 0",
             "workrow.queues.send-receipt.breaker.cooldown=0s  | workrow.queues.send-receipt.breaker.cooldown | PT0S",
             "workrow.queues.send-receipt.breaker.half-open-probes=0 | workrow.queues.send-receipt.breaker.half-open-probes | 0",
@@ -462,10 +461,13 @@ class WorkrowAutoConfigurationTests {
             assertThat(partner.mostPrefetched()).as("a key-capped queue claims ahead nothing").isZero();
         });
         withDatabase().withPropertyValues("workrow.queues.partner.global-concurrency=5",
-                "workrow.queues.none.global-concurrency=5", "workrow.queues.none.prefetch=0").run(context -> {
+                "workrow.queues.none.global-concurrency=5", "workrow.queues.none.prefetch=0",
+                "workrow.queues.fixed.global-concurrency=5", "workrow.queues.fixed.prefetch=10").run(context -> {
             WorkrowSettings settings = context.getBean(WorkrowSettings.class);
-            assertThat(settings.queueOptions("partner").adaptsPrefetch()).as("a line within the cap's room").isTrue();
+            assertThat(settings.queueOptions("partner").adaptsPrefetch()).as("a line holds no share of the cap")
+                    .isTrue();
             assertThat(settings.queueOptions("none").mostPrefetched()).isZero();
+            assertThat(settings.queueOptions("fixed").prefetch()).as("a fixed line too").isEqualTo(10);
         });
     }
 

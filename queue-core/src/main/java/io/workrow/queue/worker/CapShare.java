@@ -1,0 +1,285 @@
+package io.workrow.queue.worker;
+
+import io.workrow.queue.store.ClaimStore;
+import io.workrow.queue.store.ShareGrant;
+import io.workrow.queue.store.SlotShare;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's share of one queue's cluster-wide concurrency cap ({@code global-concurrency}): the
+ * most of the queue's jobs it starts at once. The live shares of all nodes never add up to more
+ * than the cap, because a node raises its share only under the queue's cap lock, after reading the
+ * others' ({@link ClaimStore#resizeShare}). Jobs claimed ahead wait in line without a slot, so a
+ * capped queue claims like any other, and a share changes only when the node wants more, gives
+ * back, or reviews what the others want, not at every claim.
+ *
+ * <p>Handler threads take a slot before they start a job ({@link #tryAcquire}) and give it back
+ * when they stop taking jobs ({@link #release}); a thread stops at its next job when the node
+ * holds more than its share ({@link #overdrawn}), so a share lowered for another node is given
+ * back as jobs end, never by stopping one. Every change of the share runs on the queue's poller
+ * thread ({@link #maintain}); the lease keeper pushes the share on with its renewals
+ * ({@link #renewed}), and a share the keeper finds lapsed in the database holds nothing here until
+ * it is taken again.
+ *
+ * <p>While several nodes want more than the cap, each gets its fair part: the cap is filled by the
+ * smallest wants first and split evenly among the rest (in worker order for what does not divide).
+ * A node holding more than its part while another waits starts no more jobs until it is within its
+ * part, then gives the rest back.
+ */
+final class CapShare {
+
+    /** How often a node waiting for slots asks again, and gives back slots it stopped using. */
+    static final Duration RETRY = Duration.ofMillis(50);
+
+    /** How often a node holding a share looks whether other nodes wait for slots. */
+    static final Duration REVIEW = Duration.ofMillis(250);
+
+    /** How long slots go unused before the node gives them back. */
+    static final Duration IDLE = Duration.ofMillis(500);
+
+    private static final Logger log = LoggerFactory.getLogger(CapShare.class);
+
+    private final ClaimStore store;
+    private final QueueCaps caps;
+    private final String queue;
+    private final String worker;
+    private final int concurrency;
+    private final Duration lease;
+
+    /** Handler threads holding a slot: started jobs, whether a cap is in force or not. */
+    private final AtomicInteger inUse = new AtomicInteger();
+    /** Whether a cap was in force at the last change of the share. */
+    private volatile boolean capped;
+    /** The share in the database. */
+    private volatile int granted;
+    /** How many may run at once here: the share, or less while part of it goes back to another node. */
+    private volatile int limit;
+    /** What this node may keep of the cap, as of the last change: all it wanted, or its fair part. */
+    private int part;
+    /** What this node wanted at the last change. */
+    private int askedFor;
+    /** Until when (System.nanoTime) the share counts in the database at least. */
+    private volatile long validUntil;
+    /** While a change of the share is in flight, no thread takes a slot. */
+    private boolean changing;
+    private long changedAt = System.nanoTime() - REVIEW.toNanos();
+    private long idleSince;
+    /** When (System.nanoTime) the last change of the share had committed. */
+    private long committedAt = System.nanoTime();
+
+    CapShare(ClaimStore store, QueueCaps caps, String queue, String worker, int concurrency, Duration lease) {
+        this.store = store;
+        this.caps = caps;
+        this.queue = queue;
+        this.worker = worker;
+        this.concurrency = concurrency;
+        this.lease = lease;
+    }
+
+    String queue() {
+        return queue;
+    }
+
+    /** Whether the queue's jobs start within a share (a cluster-wide cap was in force at the last look). */
+    boolean capped() {
+        return capped;
+    }
+
+    /** How many of the queue's jobs may run here at once now: the share, or its part kept. */
+    int limit() {
+        return capped ? limit : concurrency;
+    }
+
+    /** Takes a slot for a handler thread that is to start jobs; false when the share has none free. */
+    synchronized boolean tryAcquire() {
+        if (capped && (changing || inUse.get() >= limit || lapsed(System.nanoTime()))) {
+            return false;
+        }
+        inUse.incrementAndGet();
+        return true;
+    }
+
+    /** A handler thread stopped taking jobs. */
+    void release() {
+        inUse.decrementAndGet();
+    }
+
+    /** Whether a thread holding a slot must stop taking jobs: more run than the share allows, or it lapsed. */
+    boolean overdrawn() {
+        return capped && (inUse.get() > limit || lapsed(System.nanoTime()));
+    }
+
+    /** The lease keeper pushed the share on, from a renewal sent at {@code sentNanos}, by {@code renewal}. */
+    void renewed(long sentNanos, Duration renewal) {
+        long until = sentNanos + renewal.toNanos();
+        if (until - validUntil > 0) {
+            validUntil = until;
+        }
+    }
+
+    /**
+     * The lease keeper's renewal sent at {@code sentNanos} found no live share of this node in the
+     * database: it holds nothing until taken again (unless the share was taken after that renewal).
+     */
+    void lapsedInDatabase(long sentNanos) {
+        if (capped && granted > 0 && changedBefore(sentNanos)) {
+            log.warn("queue={} this node's share of the cluster-wide cap ({} slots) lapsed in the database: it starts"
+                    + " no more jobs until it takes a share again", queue, granted);
+            validUntil = System.nanoTime();
+        }
+    }
+
+    /** Whether this node holds slots in the database, for the lease keeper. */
+    boolean holds() {
+        return capped && granted > 0;
+    }
+
+    /**
+     * Takes, grows, reviews or gives back the share as the node's work asks; run by the queue's
+     * poller before each claim, {@code inLine} being its jobs claimed and not started.
+     */
+    void maintain(int inLine) {
+        long now = System.nanoTime();
+        if (!caps.globallyCapped(queue)) {
+            if (capped) {
+                change(0, now); // the cap was cleared: give the share back, and start without one
+            }
+            return;
+        }
+        int used = inUse.get();
+        int wanted = inLine > 0 ? concurrency : Math.min(concurrency, used);
+        long since = now - changedAt;
+        boolean due;
+        if (!capped || lapsed(now)) {
+            due = wanted > 0 || (!capped && granted == 0 && since >= REVIEW.toNanos());
+        } else if (granted > limit && used <= limit) {
+            due = since >= RETRY.toNanos(); // part of the share goes back to a node that waits
+        } else if (wanted > granted) {
+            // Wanting more than it asked for, or short of the part it was given: ask at once, or
+            // again soon. Holding its fair part while others wait: review.
+            due = wanted > askedFor || since >= (granted >= part ? REVIEW : RETRY).toNanos();
+        } else if (granted > Math.max(used, wanted)) {
+            if (idleSince == 0) {
+                idleSince = now;
+            }
+            due = now - idleSince >= IDLE.toNanos();
+        } else {
+            due = granted > 0 && since >= REVIEW.toNanos();
+        }
+        if (granted <= Math.max(used, wanted)) {
+            idleSince = 0;
+        }
+        if (due) {
+            change(wanted, now);
+        }
+    }
+
+    /** Gives back the whole share (the runtime stops; its row is deleted with the others by the caller). */
+    void forget() {
+        granted = 0;
+        capped = false;
+    }
+
+    private synchronized boolean changedBefore(long nanos) {
+        return committedAt - nanos < 0;
+    }
+
+    private boolean lapsed(long now) {
+        return now - validUntil >= 0;
+    }
+
+    private void change(int wanted, long now) {
+        int floor;
+        synchronized (this) {
+            changing = true;
+            floor = inUse.get();
+        }
+        int[] kept = {0};
+        long sent = System.nanoTime();
+        try {
+            ShareGrant grant = store.resizeShare(queue, worker, lease, (cap, others) -> {
+                SlotShare mine = decide(cap, others, wanted, floor);
+                kept[0] = keptPart(cap, others, wanted);
+                return mine;
+            });
+            synchronized (this) {
+                changedAt = now;
+                committedAt = System.nanoTime();
+                idleSince = 0;
+                if (grant.cap() == null) {
+                    if (capped) {
+                        log.info("queue={} has no cluster-wide cap any more: its jobs start without a share", queue);
+                    }
+                    capped = false;
+                    granted = 0;
+                    return;
+                }
+                if (!capped) {
+                    log.info("queue={} starts its jobs within a share of its cluster-wide cap of {}", queue, grant.cap());
+                }
+                if (grant.slots() != granted) {
+                    log.debug("queue={} share of the cluster-wide cap of {}: {} slots (was {})", queue, grant.cap(),
+                            grant.slots(), granted);
+                }
+                granted = grant.slots();
+                part = kept[0];
+                askedFor = wanted;
+                limit = Math.min(granted, part);
+                validUntil = sent + lease.toNanos();
+                capped = true;
+            }
+        } finally {
+            synchronized (this) {
+                changing = false;
+            }
+        }
+    }
+
+    /**
+     * This node's share given the {@code cap} and the others' live shares: what it wants, within
+     * what the others leave and, while another node waits for slots, within its fair part; never
+     * less than it runs now ({@code floor}), which it cannot take back.
+     */
+    private SlotShare decide(int cap, List<SlotShare> others, int wanted, int floor) {
+        int left = cap - others.stream().mapToInt(SlotShare::slots).sum();
+        int target = keptPart(cap, others, wanted);
+        return new SlotShare(worker, Math.max(floor, Math.min(target, Math.max(0, left))), wanted);
+    }
+
+    /** What this node may keep of the cap: all it wants, or its fair part while another node waits. */
+    private int keptPart(int cap, List<SlotShare> others, int wanted) {
+        boolean othersWait = others.stream().anyMatch(other -> other.wanted() > other.slots());
+        return othersWait ? Math.min(wanted, fairPart(cap, others, wanted)) : wanted;
+    }
+
+    /**
+     * This node's part when the cap is shared by wants: the smallest wants are met first, and what
+     * is left is split evenly among the rest, the indivisible rest going to the first in worker order.
+     */
+    private int fairPart(int cap, List<SlotShare> others, int wanted) {
+        List<SlotShare> all = new ArrayList<>(others);
+        all.add(new SlotShare(worker, 0, wanted));
+        return fairParts(cap, all).getOrDefault(worker, 0);
+    }
+
+    /** Each node's fair part of {@code cap} given what each wants ({@link #fairPart}). */
+    static java.util.Map<String, Integer> fairParts(int cap, List<SlotShare> shares) {
+        List<SlotShare> all = new ArrayList<>(shares);
+        all.sort(Comparator.comparingInt(SlotShare::wanted).thenComparing(SlotShare::worker));
+        java.util.Map<String, Integer> parts = new java.util.LinkedHashMap<>();
+        int remaining = cap;
+        for (int i = 0; i < all.size(); i++) {
+            int nodesLeft = all.size() - i;
+            int part = Math.min(all.get(i).wanted(), (remaining + nodesLeft - 1) / nodesLeft);
+            parts.put(all.get(i).worker(), part);
+            remaining -= part;
+        }
+        return parts;
+    }
+}

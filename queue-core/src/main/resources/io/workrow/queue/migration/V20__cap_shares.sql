@@ -1,0 +1,20 @@
+-- Cluster-wide caps by shares: each node holds a share of a capped queue's slots, and starts at
+-- most that many of its jobs at once; the shares of live nodes never add up to more than the cap.
+-- Jobs a node claimed ahead (its line) hold no slot, so a capped queue claims ahead like any other.
+-- Old and new nodes must not work one capped queue together: an old node counts claimed jobs
+-- against the cap and ignores the shares.
+SELECT set_config('search_path', quote_ident(current_schema()), true);
+
+-- One row per node holding, or wanting, a share of a capped queue. slots: what it holds (it starts
+-- no more at once); wanted: what it could use now, so that a node holding more than its fair part
+-- gives some back when another wants. A share counts until expires_at, which the node's lease
+-- renewals push on while it holds jobs; a crashed node's share lapses with its leases. Changed only
+-- under the lock of the queue's workrow_queue_cap row, by the node itself.
+CREATE TABLE workrow_cap_share (
+    queue      text        NOT NULL,
+    worker     text        NOT NULL,
+    slots      integer     NOT NULL CHECK (slots >= 0),
+    wanted     integer     NOT NULL CHECK (wanted >= 0),
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (queue, worker)
+);
