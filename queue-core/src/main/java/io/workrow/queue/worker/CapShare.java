@@ -200,13 +200,16 @@ final class CapShare {
             changing = true;
             floor = inUse.get();
         }
-        int[] kept = {0};
+        // [0]: what the node may keep of the cap; [1]: what it may run of it now, others' shares counted
+        int[] decided = {0, 0};
         long sent = System.nanoTime();
         try {
             ShareGrant grant = store.resizeShare(queue, worker, lease, (cap, others) -> {
-                SlotShare mine = decide(cap, others, wanted, floor);
-                kept[0] = keptPart(cap, others, wanted);
-                return mine;
+                decided[0] = keptPart(cap, others, wanted);
+                decided[1] = Math.min(decided[0], Math.max(0, cap - others.stream().mapToInt(SlotShare::slots).sum()));
+                // Never less than runs here now, which the node cannot take back: it runs down to
+                // what it may run as its jobs end, and gives back the rest at its next change.
+                return new SlotShare(worker, Math.max(floor, decided[1]), wanted);
             });
             synchronized (this) {
                 changedAt = now;
@@ -228,9 +231,9 @@ final class CapShare {
                             grant.slots(), granted);
                 }
                 granted = grant.slots();
-                part = kept[0];
+                part = decided[0];
                 askedFor = wanted;
-                limit = Math.min(granted, part);
+                limit = decided[1];
                 validUntil = sent + lease.toNanos();
                 capped = true;
             }
@@ -239,17 +242,6 @@ final class CapShare {
                 changing = false;
             }
         }
-    }
-
-    /**
-     * This node's share given the {@code cap} and the others' live shares: what it wants, within
-     * what the others leave and, while another node waits for slots, within its fair part; never
-     * less than it runs now ({@code floor}), which it cannot take back.
-     */
-    private SlotShare decide(int cap, List<SlotShare> others, int wanted, int floor) {
-        int left = cap - others.stream().mapToInt(SlotShare::slots).sum();
-        int target = keptPart(cap, others, wanted);
-        return new SlotShare(worker, Math.max(floor, Math.min(target, Math.max(0, left))), wanted);
     }
 
     /** What this node may keep of the cap: all it wants, or its fair part while another node waits. */

@@ -53,6 +53,7 @@ class GlobalConcurrencyTests {
     void cleanUp() {
         database.deleteAllJobs();
         database.jdbc().update("DELETE FROM workrow_queue_cap");
+        database.jdbc().update("DELETE FROM workrow_cap_share");
     }
 
     @AfterEach
@@ -364,6 +365,30 @@ class GlobalConcurrencyTests {
 
         assertThat(mostAtOnce()).as("never more than the cap").isLessThanOrEqualTo(6)
                 .as("and the cap used").isGreaterThanOrEqualTo(5);
+        assertThat(runs).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
+    void aNodeWhoseShareAnotherHoldsStartsNoMoreUntilTheCapHasRoomAgain() throws Exception {
+        WorkerRuntime runtime = node(database.store(), QueueOptions.defaults().withGlobalConcurrency(3)
+                .withConcurrency(6).withLease(Duration.ofSeconds(3)));
+        runtime.start();
+        enqueue(300, 100);
+        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.size() >= 6);
+        // Its share gone (lapsed, say, while the node was frozen), and the whole cap another node's.
+        database.jdbc().update("DELETE FROM workrow_cap_share WHERE worker = ?", runtime.workerId());
+        database.jdbc().update("INSERT INTO workrow_cap_share (queue, worker, slots, wanted, expires_at)"
+                + " VALUES ('partner', 'other', 3, 3, now() + interval '1 hour')");
+        long taken = System.nanoTime();
+
+        Thread.sleep(2000);
+        long quietFrom = taken + Duration.ofSeconds(1).toNanos();
+        synchronized (ledger) {
+            assertThat(ledger.stream().filter(run -> run[0] > quietFrom).count())
+                    .as("no start a second after the cap was full of another node's share").isZero();
+        }
+        database.jdbc().update("DELETE FROM workrow_cap_share WHERE worker = 'other'");
+        await().atMost(Duration.ofSeconds(60)).until(() -> runs.size() == 300);
         assertThat(runs).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
     }
 

@@ -203,6 +203,16 @@ class WorkrowAutoConfigurationTests {
     }
 
     @Test
+    void withMigrationsOffASchemaWithoutCapSharesFailsNamingVersion20() {
+        new io.workrow.queue.migration.WorkrowMigrations(database.dataSource(),
+                io.workrow.queue.store.SqlIdentifier.of("schema", "no_cap_shares")).upTo("19").migrate();
+        withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=no_cap_shares",
+                "workrow.enabled=false").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasStackTraceContaining("schema no_cap_shares is not migrated to version 20")
+                        .hasStackTraceContaining("it has no workrow_cap_share table"));
+    }
+
+    @Test
     void withMigrationsOffTheApplicationsOwnMigrationBeanAppliesThemInWhateverOrderTheBeansAreMade() {
         withDatabase().withPropertyValues("workrow.migrations.enabled=false", "workrow.schema=applied_later",
                 "workrow.enabled=false")

@@ -48,11 +48,12 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
                            EXISTS (SELECT 1 FROM pg_attribute
                                    WHERE attrelid = to_regclass(?) AND attname = 'key_configured'
                                      AND NOT attisdropped) AS key_caps,
-                           to_regclass(?) IS NOT NULL AS deadlines_swept
+                           to_regclass(?) IS NOT NULL AS deadlines_swept,
+                           to_regclass(?) IS NOT NULL AS cap_shares
                     """, schema.quoted() + ".workrow_claim", schema.quoted() + ".workrow_outcome",
                     schema.quoted() + ".workrow_waiting", schema.quoted() + ".workrow_batch",
                     schema.quoted() + ".workrow_job_data", schema.quoted() + ".workrow_queue_cap",
-                    schema.quoted() + ".workrow_deadline");
+                    schema.quoted() + ".workrow_deadline", schema.quoted() + ".workrow_cap_share");
         } catch (DataAccessException e) {
             log.warn("Could not check Workrow's schema {} at start-up: {}", schema, e.getMessage());
             return;
@@ -77,6 +78,9 @@ public final class WorkrowLayoutCheck implements SmartInitializingSingleton {
         }
         if (!Boolean.TRUE.equals(found.get("deadlines_swept"))) {
             throw notMigrated("19", "it has no workrow_deadline table");
+        }
+        if (!Boolean.TRUE.equals(found.get("cap_shares"))) {
+            throw notMigrated("20", "it has no workrow_cap_share table");
         }
     }
 
