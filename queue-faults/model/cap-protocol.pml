@@ -1,35 +1,37 @@
 /*
- * The cluster-wide concurrency cap (docs/patterns.md, "Cluster-wide concurrency caps"): a capped
- * claim locks the queue's cap row, counts the queue's open positions less its own node's jobs whose
- * handlers have returned and whose ends are not written yet, and claims its free slots and what
- * keeps its whole line within half the room it leaves; jobs in line start when a handler slot
- * frees, without asking again.
+ * The cluster-wide concurrency cap by shares (docs/patterns.md, "Cluster-wide concurrency caps"):
+ * each node holds a share of the cap (workrow_cap_share) and starts at most its limit of the
+ * queue's jobs at once; jobs claimed ahead wait in its line and hold no share.
  *
- * Two nodes of two handler slots each, a cap of two, three jobs. A node reads which of its jobs
- * have finished (their tokens and positions) before its claim's transaction, and the claim is one
- * atomic step (the cap row's lock makes the claims of one queue take turns; ends and the sweeper
- * only close positions meanwhile). Handlers start jobs from their node's line, return, and the
- * node's writer ends them, each a step of its own, interleaved with everything else; an end may
- * send a job back to ready for another attempt. A node may crash: its handlers stop, its
- * positions stay open until the sweeper closes them (its lease ran out) and puts the jobs back.
+ * Two nodes of two handler slots each, a cap of two, three jobs. A node changes its share in two
+ * steps, as CapShare.change does: it stops its handler threads from taking new slots and reads how
+ * many hold one (its floor), then, under the queue's cap row lock (one atomic step), reads the
+ * other node's live share, decides what it wants (any number up to its slots: it may have work or
+ * not), what it may keep (all it wants, or its fair part while the other waits for more than it
+ * holds), what it may run (that, within what the other leaves) and writes its share as the larger
+ * of that and its floor. A handler thread takes a slot to start a job from the line, within the
+ * limit; when its job ends (completed, or ready again for another attempt) it takes the next job
+ * in line without a new slot unless the node runs more than its limit, or it gives its slot back.
+ * Claims put ready jobs in a node's line at any time. A node may crash: its handlers stop, its
+ * jobs go back to ready (the sweeper, once their leases run out), and its share counts until it
+ * lapses; a live node's share does not lapse (its lease keeper renews it with its leases).
  *
- * Checked by queue-faults/scripts/model-check.sh, as an assertion after every step:
- *   - never more handlers running at once, on all nodes together, than the cap.
- * A handler let go past its timeout runs on after its position is ended: it is outside this
- * model, as docs/patterns.md says it is outside the cap.
- * Mutants that must fail: -DRUNNING_AS_FINISHED (the finished list takes a job whose handler
- * still runs), -DUNCHECKED_FINISHED (the count subtracts the node's finished list
- * without checking that each position is still open under the same claim: a job whose end was
- * written, claimed again and running, is counted free), -DUNLOCKED (the count and the claim are
- * two steps, so two nodes take the same room), -DLINE_UNCOUNTED (the count leaves out jobs waiting
- * in a line).
+ * Checked by queue-faults/scripts/model-check.sh, as assertions after every step:
+ *   - never more handlers running at once, on all nodes together, than the cap;
+ *   - the live shares never add up to more than the cap.
+ * A handler let go past its timeout runs on after its position is ended, and a node frozen past
+ * its lease runs on after its share lapsed: both are outside this model, as docs/patterns.md says.
+ * Mutants that must fail: -DUNLOCKED (the read of the other's share and the write of one's own are
+ * two steps), -DNO_FLOOR (a share written below what the node runs), -DUNFROZEN (handler threads
+ * take slots while a change reads the floor). That a node runs up to what it may run, not up to a
+ * share written up to its floor, matters once another node holds what it held (its share lapsed,
+ * or was deleted): GlobalConcurrencyTests checks it.
  */
 
 #define NODES 2
 #define SLOTS 2          /* handler slots per node */
 #define CAP 2
 #define JOBS 3
-#define LINE 1           /* the most a poller asks for beyond its free slots */
 #ifndef MAX_RETRIES
 #define MAX_RETRIES 1    /* ends that send a job back to ready for another attempt, in all */
 #endif
@@ -37,229 +39,176 @@
 #define MAX_CRASHES 1    /* kill -9 of a node, in all */
 #endif
 
-mtype = { READY, LINED, RUNNING, FINISHED, ORPHANED, DONE };
+mtype = { READY, LINED, RUNNING, DONE };
 
 mtype state[JOBS];
-byte owner[JOBS];                /* the node whose claim holds the job's open position */
-byte token[JOBS];                /* the claim that holds it: a new one per claim */
-byte tokens;                     /* claims made so far */
-bool finished[NODES * JOBS];     /* a node's list of its finished jobs, read before its claim */
-byte finishedToken[NODES * JOBS];
+byte owner[JOBS];                /* the node whose line holds the job, or that runs it */
 byte retries;
 byte crashes;
 
-/* Positions open in the database: in a line, running, finished and not written, or orphaned. */
-#define OPEN(j) (state[j] == LINED || state[j] == RUNNING || state[j] == FINISHED || state[j] == ORPHANED)
+/* In the database: each node's share, what it wanted at its last change, whether its share counts. */
+byte share[NODES];
+byte wanted[NODES];
+bool live[NODES];
+/* In each node: threads holding a slot, how many may, whether a change is in flight and its floor. */
+byte inUse[NODES];
+byte limit[NODES];
+bool changing[NODES];
+byte floor[NODES];
+bool crashed[NODES];
 
 #define RUNS(k) (state[k] == RUNNING -> 1 : 0)
 
-inline checkCap() {
-    assert(RUNS(0) + RUNS(1) + RUNS(2) <= CAP)
-}
-
-/* The node's jobs it holds (in line or running), what its poller counts against its slots, and those in line. */
-inline held(n, count, lined, h) {
-    h = 0;
-    count = 0;
-    lined = 0;
-    do
-    :: h < JOBS -> if :: owner[h] == n && state[h] == LINED -> count++; lined++
-                      :: owner[h] == n && state[h] == RUNNING -> count++
-                      :: else -> skip fi; h++
-    :: else -> break
-    od
-}
-
-/* CAP_RUNNING: open positions, less the claiming node's finished ones still open under the same claim. */
-inline countOpen(n, open, c) {
-    c = 0;
-    open = 0;
-    do
-    :: c < JOBS ->
-        if
-#ifdef LINE_UNCOUNTED
-        :: state[c] == RUNNING || state[c] == FINISHED || state[c] == ORPHANED -> open++
+/* A slot is taken only while no change of the share is in flight (CapShare.tryAcquire). */
+#ifdef UNFROZEN
+#define FROZEN_FOR_CHANGE(n) true
 #else
-        :: OPEN(c) -> open++
+#define FROZEN_FOR_CHANGE(n) !changing[n]
 #endif
-        :: else -> skip
-        fi;
+#define SHARE(n) (live[n] -> share[n] : 0)
+
+inline check() {
+    assert(RUNS(0) + RUNS(1) + RUNS(2) <= CAP);
+    assert(SHARE(0) + SHARE(1) <= CAP)
+}
+
+/* What node n may keep of the cap: all it wants, or its fair part while the other waits (CapShare.fairParts). */
+inline keptPart(n, o, want, part) {
+    if
+    :: live[o] && wanted[o] > share[o] ->
         if
-#ifdef UNCHECKED_FINISHED
-        :: finished[n * JOBS + c] -> open--
+        :: want < wanted[o] || (want == wanted[o] && n < o) ->
+            part = (want < (CAP + 1) / 2 -> want : (CAP + 1) / 2)
+        :: else ->
+            part = (wanted[o] < (CAP + 1) / 2 -> wanted[o] : (CAP + 1) / 2);
+            part = (want < CAP - part -> want : CAP - part)
+        fi
+    :: else -> part = want
+    fi
+}
+
+/* The change under the lock: what n may run within what the other leaves, and its share, never below its floor. */
+inline decide(n, o, want, part, room, runs) {
+    keptPart(n, o, want, part);
+    room = CAP - SHARE(o);
+    runs = (part < room -> part : room);
+#ifdef NO_FLOOR
+    share[n] = runs;
 #else
-        :: finished[n * JOBS + c] && OPEN(c) && owner[c] == n && token[c] == finishedToken[n * JOBS + c] -> open--
+    share[n] = (floor[n] > runs -> floor[n] : runs);
 #endif
-        :: else -> skip
-        fi;
-        c++
-    :: else -> break
-    od
+    wanted[n] = want;
+    live[n] = true;
+    limit[n] = runs
 }
 
-/* CapAsk.room: the free slots first, then what keeps the node's whole line within half the room its slots leave. */
-inline roomUnderCap(open, limit, forSlots, inLine, room, spare, slotsPart, linePart) {
-    if :: open < CAP -> spare = CAP - open :: else -> spare = 0 fi;
-    if :: forSlots < spare -> slotsPart = forSlots :: else -> slotsPart = spare fi;
-    linePart = (spare - slotsPart + inLine) / 2;
-    if :: linePart > inLine -> linePart = linePart - inLine :: else -> linePart = 0 fi;
-    if :: linePart > limit - slotsPart -> linePart = limit - slotsPart :: else -> skip fi;
-    room = slotsPart + linePart
-}
-
-/* One claim row for the jobs it takes: its token tells its positions from those of earlier claims. */
-inline claimRoom(n, room, q) {
-    q = 0;
-    do
-    :: q < JOBS && room > 0 && state[q] == READY -> break
-    :: q < JOBS && !(room > 0 && state[q] == READY) -> q++
-    :: q >= JOBS -> break
-    od;
-    if :: q < JOBS -> tokens++ :: else -> skip fi;
-    do
-    :: q < JOBS && room > 0 ->
-        if
-        :: state[q] == READY -> state[q] = LINED; owner[q] = n; token[q] = tokens; room--
-        :: else -> skip
-        fi;
-        q++
-    :: else -> break
-    od
-}
-
-/* The node's list of finished jobs goes with its claim: the next claim reads a new one. */
-inline forgetFinished(n, f) {
-    f = 0;
-    do
-    :: f < JOBS -> finished[n * JOBS + f] = false; finishedToken[n * JOBS + f] = 0; f++
-    :: else -> break
-    od
-}
-
-/* A step's working values are not state: cleared at its end, so that states differ only in what matters. */
-#define CLEAR j = 0; holding = 0; lined = 0; room = 0; forSlots = 0; running = 0; spare = 0; slotsPart = 0; \
-              linePart = 0; open = 0
+#define CLEAR j = 0; want = 0; part = 0; room = 0; runs = 0; seen = 0
 
 proctype Node(byte n) {
-    byte j, holding, lined, room, forSlots, running, spare, slotsPart, linePart;
-    short open;
+    byte o = 1 - n;
+    byte j, want, part, room, runs, seen;
+    /* A crashed node whose share lapsed has nothing left to do: a valid end. */
+end:
     do
-    /* The finished list, read before the claim's transaction. */
-    :: atomic {
-        j = 0;
-        do
-        :: j < JOBS ->
-#ifdef RUNNING_AS_FINISHED
-            finished[n * JOBS + j] = ((state[j] == FINISHED || state[j] == RUNNING) && owner[j] == n);
-#else
-            finished[n * JOBS + j] = (state[j] == FINISHED && owner[j] == n);
-#endif
-            finishedToken[n * JOBS + j] = (finished[n * JOBS + j] -> token[j] : 0);
-            j++
-        :: else -> break
-        od;
-        checkCap();
-        CLEAR
-    }
-    /* The capped claim: lock, count, claim, commit. */
+    /* A change of the share, first step: no new slot is taken while it runs; the floor is read. */
+    :: atomic { !crashed[n] && !changing[n] -> changing[n] = true; floor[n] = inUse[n]; check(); CLEAR }
+    /* Second step, under the cap row's lock: read the other's share, decide, write, commit. */
 #ifdef UNLOCKED
-    :: atomic {
-        held(n, holding, lined, j);
-        if :: holding < SLOTS -> forSlots = SLOTS - holding :: else -> forSlots = 0 fi;
-        countOpen(n, open, j);
-        roomUnderCap(open, forSlots + LINE, forSlots, lined, room, spare, slotsPart, linePart)
-    };
-       atomic { claimRoom(n, room, j); forgetFinished(n, j); checkCap(); CLEAR }
+    :: atomic { !crashed[n] && changing[n] -> seen = SHARE(o); if :: want = 0 :: want = 1 :: want = 2 fi };
+       atomic {
+           keptPart(n, o, want, part);
+           room = CAP - seen;
+           runs = (part < room -> part : room);
+           share[n] = (floor[n] > runs -> floor[n] : runs);
+           wanted[n] = want;
+           live[n] = true;
+           limit[n] = runs;
+           changing[n] = false;
+           check();
+           CLEAR
+       }
 #else
     :: atomic {
-        held(n, holding, lined, j);
-        if :: holding < SLOTS -> forSlots = SLOTS - holding :: else -> forSlots = 0 fi;
-        countOpen(n, open, j);
-        roomUnderCap(open, forSlots + LINE, forSlots, lined, room, spare, slotsPart, linePart);
-        claimRoom(n, room, j);
-        forgetFinished(n, j);
-        checkCap();
+        !crashed[n] && changing[n] ->
+        if :: want = 0 :: want = 1 :: want = 2 fi;
+        decide(n, o, want, part, room, runs);
+        changing[n] = false;
+        check();
         CLEAR
     }
 #endif
-    /* A handler slot takes the next job in line. */
+    /* A claim puts a ready job in the node's line (lines hold no share). */
     :: atomic {
-        running = 0;
+        !crashed[n] ->
         j = 0;
         do
-        :: j < JOBS -> if :: owner[j] == n && state[j] == RUNNING -> running++ :: else -> skip fi; j++
-        :: else -> break
-        od;
-        j = 0;
-        do
-        :: j < JOBS && running < SLOTS && owner[j] == n && state[j] == LINED -> state[j] = RUNNING; break
-        :: j < JOBS && !(running < SLOTS && owner[j] == n && state[j] == LINED) -> j++
+        :: j < JOBS && state[j] == READY -> state[j] = LINED; owner[j] = n; break
+        :: j < JOBS && state[j] != READY -> j++
         :: j >= JOBS -> break
         od;
-        checkCap();
+        check();
         CLEAR
     }
-    /* A handler returns: its end goes to the writer. */
+    /* A handler thread takes a slot (CapShare.tryAcquire) and starts the next job in line. */
     :: atomic {
+        !crashed[n] && inUse[n] < SLOTS && inUse[n] < limit[n] && FROZEN_FOR_CHANGE(n) ->
         j = 0;
         do
-        :: j < JOBS && owner[j] == n && state[j] == RUNNING -> state[j] = FINISHED; break
-        :: j < JOBS && !(owner[j] == n && state[j] == RUNNING) -> j++
+        :: j < JOBS && owner[j] == n && state[j] == LINED -> state[j] = RUNNING; inUse[n]++; break
+        :: j < JOBS && !(owner[j] == n && state[j] == LINED) -> j++
         :: j >= JOBS -> break
         od;
-        checkCap();
+        check();
         CLEAR
     }
-    /* The writer ends a finished job: completed, or back to ready for another attempt. */
+    /* A job ends (completed, or ready again); its thread takes the next in line unless the node
+       runs more than its limit (CapShare.overdrawn), or gives its slot back. */
     :: atomic {
+        !crashed[n] ->
         j = 0;
         do
-        :: j < JOBS && owner[j] == n && state[j] == FINISHED ->
+        :: j < JOBS && owner[j] == n && state[j] == RUNNING ->
             if
             :: state[j] = DONE
             :: retries < MAX_RETRIES -> retries++; state[j] = READY
             fi;
             break
-        :: j < JOBS && !(owner[j] == n && state[j] == FINISHED) -> j++
+        :: j < JOBS && !(owner[j] == n && state[j] == RUNNING) -> j++
         :: j >= JOBS -> break
         od;
-        checkCap();
+        if
+        :: j < JOBS ->
+            j = 0;
+            do
+            :: j < JOBS && inUse[n] <= limit[n] && owner[j] == n && state[j] == LINED -> state[j] = RUNNING; break
+            :: j < JOBS && !(inUse[n] <= limit[n] && owner[j] == n && state[j] == LINED) -> j++
+            :: j >= JOBS -> inUse[n]--; break
+            od
+        :: else -> skip
+        fi;
+        check();
         CLEAR
     }
-    /* kill -9: the handlers stop, the positions stay open until the sweeper closes them. */
+    /* kill -9: the handlers stop; the jobs go back to ready once their leases run out. */
     :: atomic {
-        crashes < MAX_CRASHES ->
+        !crashed[n] && crashes < MAX_CRASHES ->
         crashes++;
+        crashed[n] = true;
         j = 0;
         do
         :: j < JOBS ->
-            if :: owner[j] == n && (state[j] == LINED || state[j] == RUNNING || state[j] == FINISHED) ->
-                   state[j] = ORPHANED
+            if :: owner[j] == n && (state[j] == LINED || state[j] == RUNNING) -> state[j] = READY; owner[j] = NODES
                :: else -> skip
             fi;
-            finished[n * JOBS + j] = false;
             j++
         :: else -> break
         od;
-        checkCap();
+        inUse[n] = 0;
+        check();
         CLEAR
     }
-    od
-}
-
-/* The sweeper: an orphaned position's lease ran out; the job is ready again. */
-active proctype Sweeper() {
-    byte j;
-    do
-    :: atomic {
-        j = 0;
-        do
-        :: j < JOBS && state[j] == ORPHANED -> state[j] = READY; break
-        :: j < JOBS && state[j] != ORPHANED -> j++
-        :: j >= JOBS -> break
-        od;
-        checkCap()
-    }
+    /* A crashed node's share lapses: nothing renews it. */
+    :: atomic { crashed[n] && live[n] -> live[n] = false; check() }
     od
 }
 

@@ -42,7 +42,7 @@ class ProtocolModelTests {
         assertThat(ended).as("model check ended").isTrue();
         assertThat(check.exitValue()).as(printed).isZero();
         assertThat(checksAsExpected(printed, "batch")).hasSize(9);
-        assertThat(checksAsExpected(printed, "cap")).hasSize(5);
+        assertThat(checksAsExpected(printed, "cap")).hasSize(4);
     }
 
     private static List<String> checksAsExpected(String printed, String model) {
