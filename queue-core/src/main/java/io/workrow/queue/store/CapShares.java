@@ -61,7 +61,12 @@ final class CapShares {
     }
 
     /** {@link ClaimStore#dropShares}. */
-    void dropAll(String worker) {
-        jdbc.update(dropAll, worker);
+    void dropAll(String worker, java.util.Collection<String> queues) {
+        jdbc.update(connection -> {
+            var statement = connection.prepareStatement(dropAll);
+            statement.setString(1, worker);
+            statement.setArray(2, connection.createArrayOf("text", queues.toArray()));
+            return statement;
+        });
     }
 }

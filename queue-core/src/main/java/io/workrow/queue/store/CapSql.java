@@ -19,23 +19,23 @@ final class CapSql {
      */
     static final String CAP_DECLARE = """
             WITH declared AS (
-                SELECT * FROM unnest(?::text[], ?::int[], ?::int[]) AS declared(queue, configured, key_configured)
+                SELECT * FROM unnest(?::text[], ?::int[], ?::int[]) AS declared(queue, global_configured, key_configured)
             ), previous AS (
-                SELECT cap.queue, cap.configured, cap.key_configured, cap.declared_by
+                SELECT cap.queue, cap.global_configured, cap.key_configured, cap.declared_by
                 FROM {queue_cap} AS cap
                 JOIN declared ON declared.queue = cap.queue
                 WHERE cap.declared_by IS DISTINCT FROM ?
-                  AND (cap.configured IS DISTINCT FROM declared.configured
+                  AND (cap.global_configured IS DISTINCT FROM declared.global_configured
                        OR cap.key_configured IS DISTINCT FROM declared.key_configured)
             ), upserted AS (
-                INSERT INTO {queue_cap} AS cap (queue, configured, key_configured, declared_by, changed_at)
-                SELECT declared.queue, declared.configured, declared.key_configured, ?, now() FROM declared
+                INSERT INTO {queue_cap} AS cap (queue, global_configured, key_configured, declared_by, changed_at)
+                SELECT declared.queue, declared.global_configured, declared.key_configured, ?, now() FROM declared
                 ORDER BY declared.queue
                 ON CONFLICT (queue) DO UPDATE
-                SET configured = excluded.configured, key_configured = excluded.key_configured,
+                SET global_configured = excluded.global_configured, key_configured = excluded.key_configured,
                     declared_by = excluded.declared_by, changed_at = excluded.changed_at
             )
-            SELECT queue, configured, key_configured, declared_by FROM previous ORDER BY queue
+            SELECT queue, global_configured AS configured, key_configured, declared_by FROM previous ORDER BY queue
             """;
 
     /** Sets a queue's cluster-wide cap by hand (it wins over the configured one). */
@@ -74,12 +74,12 @@ final class CapSql {
      * node). Claim rows are few (one per claimed batch in flight) and not indexed by queue.
      */
     static final String CAP_LIST = """
-            SELECT cap.queue, cap.configured, cap.set_by_hand, cap.reason, cap.key_configured, cap.key_set_by_hand,
+            SELECT cap.queue, cap.global_configured AS configured, cap.set_by_hand, cap.reason, cap.key_configured, cap.key_set_by_hand,
                    cap.key_reason,
                    coalesce((SELECT sum(length(replace((claim.settled | claim.dropped)::text, '1', '')))
                              FROM {claim} AS claim WHERE claim.queue = cap.queue), 0)::int AS running
             FROM {queue_cap} AS cap
-            WHERE coalesce(cap.set_by_hand, cap.configured, cap.key_set_by_hand, cap.key_configured) IS NOT NULL
+            WHERE coalesce(cap.set_by_hand, cap.global_configured, cap.key_set_by_hand, cap.key_configured) IS NOT NULL
             ORDER BY cap.queue
             """;
 
@@ -88,10 +88,10 @@ final class CapSql {
      * what every runtime looks at every two seconds.
      */
     static final String CAP_QUEUES = """
-            SELECT queue, coalesce(set_by_hand, configured) IS NOT NULL AS global,
+            SELECT queue, coalesce(set_by_hand, global_configured) IS NOT NULL AS global,
                    coalesce(key_set_by_hand, key_configured) IS NOT NULL AS per_key
             FROM {queue_cap}
-            WHERE coalesce(set_by_hand, configured, key_set_by_hand, key_configured) IS NOT NULL
+            WHERE coalesce(set_by_hand, global_configured, key_set_by_hand, key_configured) IS NOT NULL
             """;
 
     /**
@@ -103,7 +103,7 @@ final class CapSql {
      * outside one has them.
      */
     static final String CAP_LOCK = """
-            SELECT coalesce(set_by_hand, configured) AS cap, coalesce(key_set_by_hand, key_configured) AS key_cap,
+            SELECT coalesce(set_by_hand, global_configured) AS cap, coalesce(key_set_by_hand, key_configured) AS key_cap,
                    current_setting('transaction_isolation') AS isolation,
                    set_config('plan_cache_mode', 'force_generic_plan', true) AS plans
             FROM {queue_cap}
@@ -144,18 +144,18 @@ final class CapSql {
             """;
 
     /**
-     * Pushes on, by one lease, every share of one node that still counts, with its lease renewals;
-     * returns their queues. A share that lapsed is not revived: the node must take it again under
+     * Pushes on, by one lease, every share of one node that still counts, with its lease renewals
+     * (never earlier than it was: a share taken with a longer lease keeps it); returns their queues. A share that lapsed is not revived: the node must take it again under
      * the queue's lock, where the others' shares are read.
      */
     static final String CAP_SHARES_RENEW = """
-            UPDATE {cap_share} SET expires_at = clock_timestamp() + ? * interval '1 millisecond'
+            UPDATE {cap_share} SET expires_at = greatest(expires_at, clock_timestamp() + ? * interval '1 millisecond')
             WHERE worker = ? AND expires_at > clock_timestamp()
             RETURNING queue
             """;
 
-    /** Every share of one node, given back as it stops. */
+    /** Shares of one node, given back as it stops. */
     static final String CAP_SHARES_DROP_ALL = """
-            DELETE FROM {cap_share} WHERE worker = ?
+            DELETE FROM {cap_share} WHERE worker = ? AND queue = ANY (?::text[])
             """;
 }

@@ -132,8 +132,8 @@ public interface ClaimStore {
      */
     java.util.Set<String> renewShares(String worker, Duration lease);
 
-    /** Gives back every share of {@code worker}. */
-    void dropShares(String worker);
+    /** Gives back {@code worker}'s shares of {@code queues}' caps. */
+    void dropShares(String worker, Collection<String> queues);
 
     /** The same statements on another data source (the runtime's reserved connections). */
     ClaimStore on(DataSource dataSource);

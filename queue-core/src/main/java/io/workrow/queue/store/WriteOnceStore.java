@@ -304,8 +304,8 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     @Override
-    public void dropShares(String worker) {
-        shares.dropAll(worker);
+    public void dropShares(String worker, Collection<String> queues) {
+        shares.dropAll(worker, queues);
     }
 
     @Override

@@ -63,7 +63,7 @@ final class CapShare {
     /** What this node may keep of the cap, as of the last change: all it wanted, or its fair part. */
     private int part;
     /** What this node wanted at the last change. */
-    private int askedFor;
+    private volatile int askedFor;
     /** Until when (System.nanoTime) the share counts in the database at least. */
     private volatile long validUntil;
     /** While a change of the share is in flight, no thread takes a slot. */
@@ -127,12 +127,24 @@ final class CapShare {
      * The lease keeper's renewal sent at {@code sentNanos} found no live share of this node in the
      * database: it holds nothing until taken again (unless the share was taken after that renewal).
      */
-    void lapsedInDatabase(long sentNanos) {
-        if (capped && granted > 0 && changedBefore(sentNanos)) {
+    synchronized void lapsedInDatabase(long sentNanos) {
+        if (capped && granted > 0 && committedAt - sentNanos < 0) {
             log.warn("queue={} this node's share of the cluster-wide cap ({} slots) lapsed in the database: it starts"
                     + " no more jobs until it takes a share again", queue, granted);
+            granted = 0;
+            limit = 0;
             validUntil = System.nanoTime();
         }
+    }
+
+    /** Whether this node has a row to give back at stop: a share, or a want the others keep room for. */
+    boolean asked() {
+        return capped && (granted > 0 || askedFor > 0);
+    }
+
+    /** Whether handler threads hold slots of this queue (at stop: ones that ignored the interrupt). */
+    boolean inUse() {
+        return inUse.get() > 0;
     }
 
     /** Whether this node holds slots in the database, for the lease keeper. */
@@ -142,9 +154,11 @@ final class CapShare {
 
     /**
      * Takes, grows, reviews or gives back the share as the node's work asks; run by the queue's
-     * poller before each claim, {@code inLine} being its jobs claimed and not started.
+     * poller before each claim, {@code inLine} being its jobs claimed and not started and
+     * {@code more} whether its last claim came back full (the queue has more due jobs than it took).
+     * A node with work wants all its handler slots; one without, what it runs.
      */
-    void maintain(int inLine) {
+    void maintain(int inLine, boolean more) {
         long now = System.nanoTime();
         if (!caps.globallyCapped(queue)) {
             if (capped) {
@@ -153,11 +167,17 @@ final class CapShare {
             return;
         }
         int used = inUse.get();
-        int wanted = inLine > 0 ? concurrency : Math.min(concurrency, used);
+        int wanted = inLine > 0 || more ? concurrency : Math.min(concurrency, used);
         long since = now - changedAt;
         boolean due;
-        if (!capped || lapsed(now)) {
-            due = wanted > 0 || (!capped && granted == 0 && since >= REVIEW.toNanos());
+        if (!capped) {
+            // Not yet under the cap, or the database had none when this node's configuration has
+            // one (another node declared it away): looked at again at the review's pace.
+            due = since >= REVIEW.toNanos();
+        } else if (lapsed(now)) {
+            due = wanted > 0;
+        } else if (granted == 0 && askedFor > wanted) {
+            due = since >= RETRY.toNanos(); // it stopped waiting: the others need not keep its part free
         } else if (granted > limit && used <= limit) {
             due = since >= RETRY.toNanos(); // part of the share goes back to a node that waits
         } else if (wanted > granted) {
@@ -184,10 +204,6 @@ final class CapShare {
     void forget() {
         granted = 0;
         capped = false;
-    }
-
-    private synchronized boolean changedBefore(long nanos) {
-        return committedAt - nanos < 0;
     }
 
     private boolean lapsed(long now) {

@@ -40,6 +40,11 @@ final class PollerRoom {
         return Math.max(0, Math.min(slots, this.slots) - held.get());
     }
 
+    /** Jobs held: in line or running. */
+    int held() {
+        return held.get();
+    }
+
     /** The most one claim may fill: every slot and the whole prefetch. */
     int capacity() {
         return slots + prefetch;

@@ -36,6 +36,9 @@ final class QueuePoller implements Runnable {
      */
     private static final Duration GATHER_DELAY = Duration.ofMillis(1);
 
+    /** How long a job may wait in line for a slot of a cluster-wide cap the node's share does not give it. */
+    private static final Duration STARVED = Duration.ofSeconds(1);
+
     /** How many of the jobs handed back at stop the poller's log line names. */
     private static final int IDS_LOGGED = 20;
 
@@ -67,6 +70,10 @@ final class QueuePoller implements Runnable {
     private final CapShare share;
     /** Free room that wakes the waiting poller; 0 when it is not waiting for room. */
     private volatile int wakeAtFreeRoom;
+    /** Whether the last claim came back full: the queue had more due jobs than the poller took. */
+    private boolean lastClaimFull;
+    /** Since when (System.nanoTime) the node's share has given it no slot while jobs wait in its line; 0: not. */
+    private long starvedSince;
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
@@ -159,18 +166,23 @@ final class QueuePoller implements Runnable {
         if (adaptive != null) {
             room.resize(adaptive.update(System.nanoTime()));
         }
-        share.maintain(inLine.size());
+        share.maintain(inLine.size(), lastClaimFull);
         startHandlers();
+        if (share.capped() && share.limit() == 0) {
+            handBackIfStarved();
+        } else {
+            starvedSince = 0;
+        }
         if (!awaitRoom(1, share.capped() ? CapShare.RETRY : pollInterval)) {
             return busy;
         }
         if (busy) {
             awaitRoom(Math.min(options.batchSize(), room.capacity()), GATHER_DELAY);
         }
-        // Under a cluster-wide cap the line is sized for the slots this node's share gives it (one
-        // job at least, which tells the share that the node has work).
-        int wanted = Math.min(share.capped() ? room.free(Math.max(1, share.limit())) : room.free(),
-                options.batchSize());
+        // Under a cluster-wide cap the line is sized for the slots this node's share gives it; with
+        // none, one job, which tells the share that the node has work.
+        int wanted = Math.min(!share.capped() ? room.free()
+                : share.limit() > 0 ? room.free(share.limit()) : Math.max(0, 1 - room.held()), options.batchSize());
         if (wanted == 0 || !running) {
             if (running && share.capped()) {
                 wakeup.await(CapShare.RETRY);
@@ -195,6 +207,7 @@ final class QueuePoller implements Runnable {
         startHandlers();
         metrics.claimed(queue(), claimed.size());
         boolean full = claimed.size() == wanted;
+        lastClaimFull = full;
         if (!full && running) {
             // Nothing more is due: sleep until an insert notification or the safety-net poll.
             wakeup.await(claimer.idleWait(pollInterval));
@@ -307,6 +320,33 @@ final class QueuePoller implements Runnable {
         if ((wake > 0 && room.free() >= wake) || (inLine.isEmpty() && keyCapped.getAsBoolean())) {
             // A key-capped queue keeps no line: a slot with nothing in line claims again at once.
             wakeup.signal();
+        }
+    }
+
+    /**
+     * Under a cluster-wide cap, a node whose share gives it no slot hands back what waits in its line
+     * once it has waited {@link #STARVED} for one: the job would otherwise wait for as long as the
+     * other nodes hold the cap, while they could run it.
+     */
+    private void handBackIfStarved() {
+        if (inLine.isEmpty()) {
+            starvedSince = 0;
+            return;
+        }
+        long now = System.nanoTime();
+        if (starvedSince == 0) {
+            starvedSince = now;
+        } else if (now - starvedSince >= STARVED.toNanos()) {
+            starvedSince = 0;
+            List<Long> handedBack = new java.util.ArrayList<>();
+            for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
+                room.give();
+                job.markFinishing();
+                handedBack.add(job.id());
+                writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
+            }
+            log.debug("queue={} no slot of the cluster-wide cap here for {}: handing back {} job(s) claimed ahead: {}",
+                    queue(), STARVED, handedBack.size(), handedBack);
         }
     }
 

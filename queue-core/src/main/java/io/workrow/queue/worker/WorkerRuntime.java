@@ -570,14 +570,20 @@ public final class WorkerRuntime implements AutoCloseable {
         stop();
     }
 
-    /** Gives back this node's shares of cluster-wide caps at stop, so other nodes need not wait for them to lapse. */
+    /**
+     * Gives back this node's shares of cluster-wide caps at stop, so other nodes need not wait for
+     * them to lapse; the share of a queue whose handler ignored the interrupt and still runs is left
+     * to lapse with its lease, so that others do not run over the cap beside it.
+     */
     private void giveBackShares() {
-        if (shares.values().stream().noneMatch(CapShare::holds)) {
+        List<String> queues = shares.values().stream().filter(share -> share.asked() && !share.inUse())
+                .map(CapShare::queue).toList();
+        if (queues.isEmpty()) {
             return;
         }
         shares.values().forEach(CapShare::forget);
         try {
-            claims.dropShares(workerId);
+            claims.dropShares(workerId, queues);
         } catch (RuntimeException e) {
             log.warn("Could not give back this node's shares of the queues' cluster-wide caps; they lapse within a"
                     + " lease: {}", e.toString());

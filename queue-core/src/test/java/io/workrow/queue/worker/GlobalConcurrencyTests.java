@@ -392,6 +392,62 @@ class GlobalConcurrencyTests {
         assertThat(runs).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
     }
 
+    @Test
+    void aNodeWithoutALineTakesItsWholeShareAgainWhenWorkComesBackAfterALull() throws Exception {
+        // No line: a fixed prefetch of 0, as slow handlers' adaptive prefetch is.
+        node(database.store(), QueueOptions.defaults().withGlobalConcurrency(8).withConcurrency(8).withPrefetch(0))
+                .start();
+        enqueue(2, 1500);
+        // A lull: two jobs run for longer than the share keeps unused slots, so it gives back to 2.
+        await().atMost(Duration.ofSeconds(10)).until(() -> shares().values().stream().mapToInt(i -> i).sum() == 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.size() == 2);
+        ledger.clear();
+        enqueue(40, 300);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> ledger.size() == 40);
+        assertThat(mostAtOnce()).as("the share grew back to the cap, though no job waited in line")
+                .isGreaterThanOrEqualTo(7);
+    }
+
+    @Test
+    void underACapOfOneTheNodeWithoutASlotHandsBackWhatWaitsInItsLine() throws Exception {
+        QueueOptions options = QueueOptions.defaults().withGlobalConcurrency(1).withConcurrency(4);
+        node(database.store(), options).start();
+        enqueue(1, 0);
+        await().atMost(Duration.ofSeconds(10)).until(() -> ledger.size() == 1);
+        WorkerRuntime second = node(otherNode(), options);
+        second.start();
+        enqueue(40, 100);
+        // The node without a slot holds one job in line at most, and hands it back within a second
+        // or two: no job waits there for the whole backlog.
+        int mostHeld = 0;
+        long stuckFor = 0;
+        Long stuck = null;
+        long since = System.nanoTime();
+        while (runs.size() < 41) {
+            List<Long> held = database.jdbc().queryForList("""
+                    SELECT unnest(claim.ids) FROM workrow_claim AS claim WHERE claim.worker = ?
+                    """, Long.class, second.workerId());
+            Integer slots = shares().get(second.workerId());
+            if (slots == null || slots == 0) {
+                mostHeld = Math.max(mostHeld, held.size());
+                Long first = held.isEmpty() ? null : held.get(0);
+                if (first != null && first.equals(stuck)) {
+                    stuckFor = Math.max(stuckFor, System.nanoTime() - since);
+                } else {
+                    stuck = first;
+                    since = System.nanoTime();
+                }
+            }
+            Thread.sleep(50);
+        }
+        assertThat(mostAtOnce()).isEqualTo(1);
+        assertThat(mostHeld).as("one job in line without a slot").isLessThanOrEqualTo(1);
+        assertThat(Duration.ofNanos(stuckFor)).as("handed back, not held for the backlog")
+                .isLessThan(Duration.ofSeconds(3));
+        assertThat(runs).hasSize(41).allSatisfy((id, count) -> assertThat(count.get()).isEqualTo(1));
+    }
+
     /** The live shares of the queue's cap, by worker. */
     private Map<String, Integer> shares() {
         Map<String, Integer> shares = new java.util.TreeMap<>();
