@@ -74,6 +74,8 @@ final class QueuePoller implements Runnable {
     private boolean lastClaimFull;
     /** Since when (System.nanoTime) the node's share has given it no slot while jobs wait in its line; 0: not. */
     private long starvedSince;
+    /** When (System.nanoTime) this node last handed back a line it had no slot for. */
+    private long handedBackAt = System.nanoTime() - STARVED.toNanos();
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
@@ -182,7 +184,9 @@ final class QueuePoller implements Runnable {
         // Under a cluster-wide cap the line is sized for the slots this node's share gives it; with
         // none, one job, which tells the share that the node has work.
         int wanted = Math.min(!share.capped() ? room.free()
-                : share.limit() > 0 ? room.free(share.limit()) : Math.max(0, 1 - room.held()), options.batchSize());
+                : share.limit() > 0 ? room.free(share.limit())
+                : System.nanoTime() - handedBackAt < STARVED.toNanos() ? 0 : Math.max(0, 1 - room.held()),
+                options.batchSize());
         if (wanted == 0 || !running) {
             if (running && share.capped()) {
                 wakeup.await(CapShare.RETRY);
@@ -325,8 +329,9 @@ final class QueuePoller implements Runnable {
 
     /**
      * Under a cluster-wide cap, a node whose share gives it no slot hands back what waits in its line
-     * once it has waited {@link #STARVED} for one: the job would otherwise wait for as long as the
-     * other nodes hold the cap, while they could run it.
+     * once it has waited {@link #STARVED} for one, and claims nothing for as long again while it has
+     * none: the job would otherwise wait for as long as the other nodes hold the cap, while they
+     * could run it.
      */
     private void handBackIfStarved() {
         if (inLine.isEmpty()) {
@@ -338,20 +343,16 @@ final class QueuePoller implements Runnable {
             starvedSince = now;
         } else if (now - starvedSince >= STARVED.toNanos()) {
             starvedSince = 0;
-            List<Long> handedBack = new java.util.ArrayList<>();
-            for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
-                room.give();
-                job.markFinishing();
-                handedBack.add(job.id());
-                writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
-            }
+            // Not claimed again by this node for as long: the nodes with slots take them first.
+            handedBackAt = now;
+            List<Long> handedBack = handBackLine();
             log.debug("queue={} no slot of the cluster-wide cap here for {}: handing back {} job(s) claimed ahead: {}",
                     queue(), STARVED, handedBack.size(), handedBack);
         }
     }
 
-    /** At stop: jobs still in line go back to pending with their attempt, never having started. */
-    private void handBackInLine() {
+    /** Jobs in line go back to pending with their attempt, never having started; returns their ids. */
+    private List<Long> handBackLine() {
         List<Long> handedBack = new java.util.ArrayList<>();
         for (RunningJob job = inLine.poll(); job != null; job = inLine.poll()) {
             room.give();
@@ -359,6 +360,12 @@ final class QueuePoller implements Runnable {
             handedBack.add(job.id());
             writer.accept(JobResult.of(job, JobResult.Kind.RELEASE_UNSTARTED, Duration.ZERO));
         }
+        return handedBack;
+    }
+
+    /** At stop: jobs still in line go back to pending with their attempt, never having started. */
+    private void handBackInLine() {
+        List<Long> handedBack = handBackLine();
         if (!handedBack.isEmpty()) {
             // A line holds up to two claims (4,000 jobs by default): the first ids say which, the
             // result writer's DEBUG lines name every one.
