@@ -16,7 +16,7 @@ import org.springframework.jdbc.core.RowMapper;
 final class CapShares {
 
     private static final RowMapper<SlotShare> SHARE = (rs, row) -> new SlotShare(rs.getString("worker"),
-            rs.getInt("slots"), rs.getInt("wanted"));
+            rs.getInt("slots"), rs.getInt("wanted"), rs.getLong("waited_ms"));
 
     private final CapLock lock;
     private final JdbcTemplate jdbc;
@@ -37,7 +37,7 @@ final class CapShares {
     }
 
     /** {@link ClaimStore#resizeShare}. */
-    ShareGrant resize(String queue, String worker, Duration lease, ClaimStore.ShareRule rule) {
+    ShareGrant resize(String queue, String worker, Duration lease, Duration wantLife, ClaimStore.ShareRule rule) {
         return lock.run(queue, caps -> {
             if (caps.cap() == null) {
                 jdbc.update(drop, queue, worker);
@@ -49,7 +49,10 @@ final class CapShares {
             if (mine.slots() == 0 && mine.wanted() == 0) {
                 jdbc.update(drop, queue, worker);
             } else {
-                jdbc.update(set, queue, worker, mine.slots(), mine.wanted(), lease.toMillis());
+                // Slots count as long as the jobs run in them keep their leases; a want alone only as
+                // long as the waiting node keeps asking.
+                jdbc.update(set, queue, worker, mine.slots(), mine.wanted(),
+                        (mine.slots() > 0 ? lease : wantLife).toMillis());
             }
             return new ShareGrant(caps.cap(), mine.slots());
         });

@@ -126,16 +126,23 @@ final class CapSql {
      * under the same lock, raises a share, so the room these leave holds until it commits.
      */
     static final String CAP_SHARES = """
-            SELECT worker, slots, wanted FROM {cap_share}
+            SELECT worker, slots, wanted,
+                   coalesce((extract(epoch FROM clock_timestamp() - waiting_since) * 1000)::bigint, 0) AS waited_ms
+            FROM {cap_share}
             WHERE queue = ? AND expires_at > clock_timestamp()
             """;
 
-    /** A share's resize, last statement: the node's new share, counting for one lease from now. */
+    /**
+     * A share's resize, last statement: the node's new share and want, counting for the given time
+     * from now; a node that wants slots and holds none keeps the time it began waiting.
+     */
     static final String CAP_SHARE_SET = """
-            INSERT INTO {cap_share} AS share (queue, worker, slots, wanted, expires_at)
-            VALUES (?, ?, ?, ?, clock_timestamp() + ? * interval '1 millisecond')
+            INSERT INTO {cap_share} AS share (queue, worker, slots, wanted, waiting_since, expires_at)
+            VALUES (?, ?, ?, ?, NULL, clock_timestamp() + ? * interval '1 millisecond')
             ON CONFLICT (queue, worker) DO UPDATE
-            SET slots = excluded.slots, wanted = excluded.wanted, expires_at = excluded.expires_at
+            SET slots = excluded.slots, wanted = excluded.wanted, expires_at = excluded.expires_at,
+                waiting_since = CASE WHEN excluded.slots = 0 AND excluded.wanted > 0
+                                     THEN coalesce(share.waiting_since, clock_timestamp()) END
             """;
 
     /** A share given back whole (the node wants nothing, or the queue has no cap any more). */

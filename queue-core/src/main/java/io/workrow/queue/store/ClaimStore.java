@@ -113,10 +113,13 @@ public interface ClaimStore {
      * Changes {@code worker}'s share of {@code queue}'s cluster-wide cap, in a transaction holding
      * the queue's cap row: {@code rule} decides it from the cap in force and the other nodes' live
      * shares, read after the lock; the share counts for {@code lease} unless renewed
-     * ({@link #renewShares}). A share of no slots wanting none is deleted; without a cap in force
-     * the node's share is deleted and the grant says so.
+     * ({@link #renewShares}), a want without slots for {@code wantLife}. A share of no slots wanting
+     * none is deleted; without a cap in force the node's share is deleted and the grant says so.
      */
-    ShareGrant resizeShare(String queue, String worker, Duration lease, ShareRule rule);
+    ShareGrant resizeShare(String queue, String worker, Duration lease, Duration wantLife, ShareRule rule);
+
+    /** Whether {@code queue} has jobs due and not claimed (in ready): how a node without a slot learns it has work. */
+    boolean hasReady(String queue);
 
     /** How a node decides its share under the cap lock. */
     @FunctionalInterface

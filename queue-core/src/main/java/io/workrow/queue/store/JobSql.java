@@ -61,6 +61,20 @@ final class JobSql {
             """;
 
     /**
+     * Whether a queue has jobs due and unclaimed, by the prefixes of its two claim indexes (keyless
+     * and keyed, which together hold every ready row): asked by a node whose share of the queue's
+     * cluster-wide cap gives it no slot, instead of claiming a job it could not start.
+     */
+    static final String QUEUE_HAS_READY = """
+            SELECT (SELECT ready.id FROM {ready} AS ready
+                    WHERE ready.queue = ? AND {ready_unkeyed} AND ready.run_at <= now()
+                    ORDER BY ready.priority, ready.run_at, ready.id LIMIT 1) IS NOT NULL
+                OR (SELECT ready.id FROM {ready} AS ready
+                    WHERE ready.queue = ? AND {ready_keyed} AND ready.run_at <= now()
+                    ORDER BY ready.priority, ready.run_at, ready.id LIMIT 1) IS NOT NULL
+            """;
+
+    /**
      * The kind of a dead job's error, which the dashboard groups by and retries by: last_error up
      * to its first colon (the exception's class, with the default error describer), the engine's
      * lease expiries as one kind whichever worker held the job, '' for no error. The same

@@ -40,7 +40,10 @@ public record PositionEnd(long token, int position, long id, int attempt, int ma
         FAILED,
         /** The handler gave up on the job: dead at once. */
         DISCARDED,
-        /** Handed back at shutdown before its handler started: ready again, its attempt given back. */
+        /**
+         * Handed back before its handler started (at shutdown, or by a node whose share of a
+         * cluster-wide cap gives it no slot): ready again, its attempt given back.
+         */
         RELEASED,
         /** Interrupted by shutdown: ready again with its attempt spent, or dead on its last attempt. */
         INTERRUPTED,

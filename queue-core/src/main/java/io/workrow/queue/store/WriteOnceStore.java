@@ -103,6 +103,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     private final String outcomeDaysAdd;
     private final String retireExhausted;
     private final String cancelPastDeadline;
+    private final String hasReady;
     private final String retryDead;
     private final String cancelDead;
     private final String saveStep;
@@ -185,6 +186,7 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
         this.outcomeDaysAdd = JobSql.render(JobSql.OUTCOME_DAYS_ADD, schema);
         this.retireExhausted = JobSql.render(JobSql.JOB_RETIRE_EXHAUSTED, schema);
         this.cancelPastDeadline = JobSql.render(JobSql.JOB_CANCEL_PAST_DEADLINE, schema);
+        this.hasReady = JobSql.render(JobSql.QUEUE_HAS_READY, schema);
         this.retryDead = JobSql.render(JobSql.JOB_RETRY_DEAD, schema);
         this.cancelDead = JobSql.render(JobSql.JOB_CANCEL_DEAD, schema);
         this.saveStep = JobSql.render(JobSql.JOB_SAVE_STEP, schema);
@@ -294,8 +296,13 @@ public final class WriteOnceStore implements JobStore, ClaimStore {
     }
 
     @Override
-    public ShareGrant resizeShare(String queue, String worker, Duration lease, ShareRule rule) {
-        return shares.resize(queue, worker, lease, rule);
+    public ShareGrant resizeShare(String queue, String worker, Duration lease, Duration wantLife, ShareRule rule) {
+        return shares.resize(queue, worker, lease, wantLife, rule);
+    }
+
+    @Override
+    public boolean hasReady(String queue) {
+        return Boolean.TRUE.equals(timed.queryForObject(hasReady, Boolean.class, queue, queue));
     }
 
     @Override

@@ -43,6 +43,19 @@ final class CapShare {
     /** How long slots go unused before the node gives them back. */
     static final Duration IDLE = Duration.ofMillis(500);
 
+    /**
+     * How long a want without slots counts for the others unless asked again (a waiting node asks
+     * at least every {@link #REVIEW}): a node that dies waiting stops holding the others to their
+     * fair parts within it.
+     */
+    static final Duration WANT_LIFE = Duration.ofSeconds(1);
+
+    /**
+     * How long a node of an ordered queue must have waited with no slot before its fair part comes
+     * before those of nodes that hold slots: each owns its keys, so the slots must go round.
+     */
+    static final Duration TURN = Duration.ofSeconds(1);
+
     private static final Logger log = LoggerFactory.getLogger(CapShare.class);
 
     private final ClaimStore store;
@@ -51,6 +64,8 @@ final class CapShare {
     private final String worker;
     private final int concurrency;
     private final Duration lease;
+    /** Whether the slots go round the nodes that wait (an ordered queue: each node owns its keys). */
+    private final boolean takesTurns;
 
     /** Handler threads holding a slot: started jobs, whether a cap is in force or not. */
     private final AtomicInteger inUse = new AtomicInteger();
@@ -72,18 +87,34 @@ final class CapShare {
     private long idleSince;
     /** When (System.nanoTime) the last change of the share had committed. */
     private long committedAt = System.nanoTime();
+    /** Since when (System.nanoTime) this node has wanted slots and held none, as its row says; 0: not. */
+    private long waitingSince;
+    /** When (System.nanoTime) this node last asked whether the queue has ready jobs, having no slot. */
+    private long askedReadyAt = System.nanoTime() - REVIEW.toNanos();
+    /** What it learned then. */
+    private boolean readyWhenAsked;
 
-    CapShare(ClaimStore store, QueueCaps caps, String queue, String worker, int concurrency, Duration lease) {
+    CapShare(ClaimStore store, QueueCaps caps, String queue, String worker, int concurrency, Duration lease,
+            boolean takesTurns) {
         this.store = store;
         this.caps = caps;
         this.queue = queue;
         this.worker = worker;
         this.concurrency = concurrency;
         this.lease = lease;
+        this.takesTurns = takesTurns;
     }
 
     String queue() {
         return queue;
+    }
+
+    /**
+     * Whether the slots go round the nodes that wait (an ordered queue: each node owns its keys, so
+     * only its own claim tells whether it has work, and only it can run its keys' jobs).
+     */
+    boolean takesTurns() {
+        return takesTurns;
     }
 
     /** Whether the queue's jobs start within a share (a cluster-wide cap was in force at the last look). */
@@ -155,8 +186,9 @@ final class CapShare {
     /**
      * Takes, grows, reviews or gives back the share as the node's work asks; run by the queue's
      * poller before each claim, {@code inLine} being its jobs claimed and not started and
-     * {@code more} whether its last claim came back full (the queue has more due jobs than it took).
-     * A node with work wants all its handler slots; one without, what it runs.
+     * {@code more} whether it knows of more due jobs than it holds (its last claim came back full,
+     * or, without a slot, the queue has ready jobs). A node with work wants all its handler slots;
+     * one without, what it runs.
      */
     void maintain(int inLine, boolean more) {
         long now = System.nanoTime();
@@ -167,7 +199,7 @@ final class CapShare {
             return;
         }
         int used = inUse.get();
-        int wanted = inLine > 0 || more ? concurrency : Math.min(concurrency, used);
+        int wanted = inLine > 0 || more || readyWithoutASlot(now) ? concurrency : Math.min(concurrency, used);
         long since = now - changedAt;
         boolean due;
         if (!capped) {
@@ -206,6 +238,22 @@ final class CapShare {
         capped = false;
     }
 
+    /**
+     * Whether the queue has ready jobs while this node's share gives it no slot (its poller claims
+     * nothing then): asked at most once a review, so that its want tells the others.
+     */
+    private boolean readyWithoutASlot(long now) {
+        if (!capped || limit > 0 || takesTurns) {
+            // With turns (an ordered queue) the node's own keys tell: its poller claims one job of them.
+            return false;
+        }
+        if (now - askedReadyAt >= REVIEW.toNanos()) {
+            askedReadyAt = now;
+            readyWhenAsked = store.hasReady(queue);
+        }
+        return readyWhenAsked;
+    }
+
     private boolean lapsed(long now) {
         return now - validUntil >= 0;
     }
@@ -220,7 +268,7 @@ final class CapShare {
         int[] decided = {0, 0};
         long sent = System.nanoTime();
         try {
-            ShareGrant grant = store.resizeShare(queue, worker, lease, (cap, others) -> {
+            ShareGrant grant = store.resizeShare(queue, worker, lease, WANT_LIFE, (cap, others) -> {
                 decided[0] = keptPart(cap, others, wanted);
                 decided[1] = Math.min(decided[0], Math.max(0, cap - others.stream().mapToInt(SlotShare::slots).sum()));
                 // Never less than runs here now, which the node cannot take back: it runs down to
@@ -247,6 +295,11 @@ final class CapShare {
                             grant.slots(), granted);
                 }
                 granted = grant.slots();
+                if (granted > 0 || wanted == 0) {
+                    waitingSince = 0;
+                } else if (waitingSince == 0) {
+                    waitingSince = sent;
+                }
                 part = decided[0];
                 askedFor = wanted;
                 limit = decided[1];
@@ -268,18 +321,29 @@ final class CapShare {
 
     /**
      * This node's part when the cap is shared by wants: the smallest wants are met first, and what
-     * is left is split evenly among the rest, the indivisible rest going to the first in worker order.
+     * is left is split evenly among the rest, the indivisible rest going to the first in worker order
+     * (in an ordered queue, to the nodes that have waited longest with no slot).
      */
     private int fairPart(int cap, List<SlotShare> others, int wanted) {
         List<SlotShare> all = new ArrayList<>(others);
-        all.add(new SlotShare(worker, 0, wanted));
-        return fairParts(cap, all).getOrDefault(worker, 0);
+        long since = waitingSince;
+        all.add(new SlotShare(worker, granted, wanted,
+                since == 0 ? 0 : Duration.ofNanos(System.nanoTime() - since).toMillis()));
+        return fairParts(cap, all, takesTurns).getOrDefault(worker, 0);
     }
 
-    /** Each node's fair part of {@code cap} given what each wants ({@link #fairPart}). */
-    static java.util.Map<String, Integer> fairParts(int cap, List<SlotShare> shares) {
+    /**
+     * Each node's fair part of {@code cap} given what each wants ({@link #fairPart}); where the
+     * slots {@code takeTurns}, nodes that have waited a {@link #TURN} with none come first among
+     * equal wants, the longest waiting first.
+     */
+    static java.util.Map<String, Integer> fairParts(int cap, List<SlotShare> shares, boolean takeTurns) {
         List<SlotShare> all = new ArrayList<>(shares);
-        all.sort(Comparator.comparingInt(SlotShare::wanted).thenComparing(SlotShare::worker));
+        Comparator<SlotShare> order = Comparator.comparingInt(SlotShare::wanted);
+        if (takeTurns) {
+            order = order.thenComparing(share -> share.waitedMillis() >= TURN.toMillis() ? -share.waitedMillis() : 0);
+        }
+        all.sort(order.thenComparing(SlotShare::worker));
         java.util.Map<String, Integer> parts = new java.util.LinkedHashMap<>();
         int remaining = cap;
         for (int i = 0; i < all.size(); i++) {

@@ -28,7 +28,10 @@ record JobResult(RunningJob job, Kind kind, String error, Duration retryDelay, D
         UNREADABLE,
         /** Interrupted by shutdown: back to pending, the attempt counted. */
         RELEASE,
-        /** Claimed but never started before shutdown: back to pending, the attempt given back. */
+        /**
+         * Claimed but never started, handed back at shutdown or by a node whose share of a
+         * cluster-wide cap gives it no slot: back to pending, the attempt given back.
+         */
         RELEASE_UNSTARTED,
         /** The handler threw {@code SnoozeJobException}: run again after the delay, no attempt spent. */
         SNOOZE,

@@ -30,6 +30,11 @@ final class PollerRoom {
         return Math.max(0, Math.min(slots, this.slots) + prefetch - held.get());
     }
 
+    /** {@link #free(int)} with one job ahead at least, whatever the prefetch; with no slot, one job ahead only. */
+    int freeAhead(int slots) {
+        return Math.max(0, Math.min(slots, this.slots) + (slots == 0 ? 1 : Math.max(1, prefetch)) - held.get());
+    }
+
     /** Handler slots neither running a job nor promised to one in line. */
     int freeSlots() {
         return Math.max(0, slots - held.get());
@@ -38,11 +43,6 @@ final class PollerRoom {
     /** {@link #freeSlots()} when only {@code slots} of the handler slots may run. */
     int freeSlots(int slots) {
         return Math.max(0, Math.min(slots, this.slots) - held.get());
-    }
-
-    /** Jobs held: in line or running. */
-    int held() {
-        return held.get();
     }
 
     /** The most one claim may fill: every slot and the whole prefetch. */

@@ -74,8 +74,6 @@ final class QueuePoller implements Runnable {
     private boolean lastClaimFull;
     /** Since when (System.nanoTime) the node's share has given it no slot while jobs wait in its line; 0: not. */
     private long starvedSince;
-    /** When (System.nanoTime) this node last handed back a line it had no slot for. */
-    private long handedBackAt = System.nanoTime() - STARVED.toNanos();
 
     QueuePoller(HandlerRegistration registration, JobClaimer claimer, JobExecutor executor, ResultWriter writer,
             CircuitBreakers breakers, InFlightJobs inFlight, QueueMetrics metrics, ExecutorService handlerThreads,
@@ -181,12 +179,13 @@ final class QueuePoller implements Runnable {
         if (busy) {
             awaitRoom(Math.min(options.batchSize(), room.capacity()), GATHER_DELAY);
         }
-        // Under a cluster-wide cap the line is sized for the slots this node's share gives it; with
-        // none, one job, which tells the share that the node has work.
+        // Under a cluster-wide cap the line is sized for the slots this node's share gives it, with one
+        // job ahead at least (a backlog then shows as a line, and the share grows). With no slot,
+        // nothing (its share asks whether the queue has ready jobs instead), except where the slots
+        // take turns: there one job of this node's own keys tells its share it has work.
         int wanted = Math.min(!share.capped() ? room.free()
-                : share.limit() > 0 ? room.free(share.limit())
-                : System.nanoTime() - handedBackAt < STARVED.toNanos() ? 0 : Math.max(0, 1 - room.held()),
-                options.batchSize());
+                : share.limit() > 0 ? room.freeAhead(share.limit())
+                : share.takesTurns() ? room.freeAhead(0) : 0, options.batchSize());
         if (wanted == 0 || !running) {
             if (running && share.capped()) {
                 wakeup.await(CapShare.RETRY);
@@ -199,7 +198,7 @@ final class QueuePoller implements Runnable {
             return busy;
         }
         long claimSentNanos = System.nanoTime();
-        int forSlots = share.capped() ? room.freeSlots(Math.max(1, share.limit())) : room.freeSlots();
+        int forSlots = share.capped() ? room.freeSlots(share.limit()) : room.freeSlots();
         List<ClaimedPosition> claimed = claim(wanted, Math.min(wanted, forSlots));
         // Line up before anything else can throw: a claimed job must reach a handler or be released.
         for (ClaimedPosition job : claimed) {
@@ -329,9 +328,8 @@ final class QueuePoller implements Runnable {
 
     /**
      * Under a cluster-wide cap, a node whose share gives it no slot hands back what waits in its line
-     * once it has waited {@link #STARVED} for one, and claims nothing for as long again while it has
-     * none: the job would otherwise wait for as long as the other nodes hold the cap, while they
-     * could run it.
+     * once it has waited {@link #STARVED} for one: the job would otherwise wait for as long as the
+     * other nodes hold the cap, while they could run it. The node claims nothing while it has no slot.
      */
     private void handBackIfStarved() {
         if (inLine.isEmpty()) {
@@ -343,8 +341,6 @@ final class QueuePoller implements Runnable {
             starvedSince = now;
         } else if (now - starvedSince >= STARVED.toNanos()) {
             starvedSince = 0;
-            // Not claimed again by this node for as long: the nodes with slots take them first.
-            handedBackAt = now;
             List<Long> handedBack = handBackLine();
             log.debug("queue={} no slot of the cluster-wide cap here for {}: handing back {} job(s) claimed ahead: {}",
                     queue(), STARVED, handedBack.size(), handedBack);

@@ -146,7 +146,8 @@ public final class WorkerRuntime implements AutoCloseable {
                 .map(HandlerRegistration::queue).collect(Collectors.toSet()));
         for (HandlerRegistration registration : builder.registrations.values()) {
             shares.put(registration.queue(), new CapShare(claims, caps, registration.queue(), workerId,
-                    registration.options().concurrency(), registration.options().lease()));
+                    registration.options().concurrency(), registration.options().lease(),
+                    registration.options().ordering() != KeyOrdering.NONE));
         }
         // A statement that outlives its timeout by this much waits on a socket nobody answers.
         int networkTimeoutMillis = (int) Math.min(Integer.MAX_VALUE,

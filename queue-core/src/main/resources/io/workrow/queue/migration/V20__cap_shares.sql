@@ -11,14 +11,17 @@ ALTER TABLE workrow_queue_cap RENAME COLUMN configured TO global_configured;
 
 -- One row per node holding, or wanting, a share of a capped queue. slots: what it holds (it starts
 -- no more at once); wanted: what it could use now, so that a node holding more than its fair part
--- gives some back when another wants. A share counts until expires_at, which the node's lease
--- renewals push on while it holds jobs; a crashed node's share lapses with its leases. Changed only
--- under the lock of the queue's workrow_queue_cap row, by the node itself.
+-- gives some back when another wants; waiting_since: since when it has wanted slots and held none,
+-- so that an ordered queue's slots go round the nodes (each owns its keys). A share counts until
+-- expires_at, which the node's lease renewals push on while it holds jobs, so a crashed node's
+-- share lapses with its leases; a want without slots counts for a second, renewed by the waiting
+-- node's changes. Changed only under the lock of the queue's workrow_queue_cap row, by the node.
 CREATE TABLE workrow_cap_share (
     queue      text        NOT NULL,
     worker     text        NOT NULL,
     slots      integer     NOT NULL CHECK (slots >= 0),
     wanted     integer     NOT NULL CHECK (wanted >= 0),
+    waiting_since timestamptz,
     expires_at timestamptz NOT NULL,
     PRIMARY KEY (queue, worker)
 );

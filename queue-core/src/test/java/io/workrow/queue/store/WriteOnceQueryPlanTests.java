@@ -177,6 +177,8 @@ class WriteOnceQueryPlanTests {
         CHECKS.put("JOB_CANCEL", new PlanCheck("bigint, text, bigint, text, bigint, text, bigint, text, bigint, bigint",
                 "90, 'q0', 90, 'q0', 90, 'q0', 90, 'q0', 90, 90",
                 Set.of("workrow_ready_id_idx", "workrow_scheduled_id_idx", "workrow_waiting_pkey"), true));
+        CHECKS.put("QUEUE_HAS_READY", new PlanCheck("text, text", "'q0', 'q0'",
+                Set.of("workrow_ready_unkeyed_claim_idx", "workrow_ready_keyed_claim_idx"), true));
         CHECKS.put("JOB_CANCEL_PAST_DEADLINE", new PlanCheck("int, bigint", "1000, 30000",
                 Set.of("workrow_deadline_pkey", JOB_DATA_PKEY, "workrow_ready_id_idx", "workrow_scheduled_id_idx",
                         "workrow_waiting_pkey"), true));
