@@ -61,18 +61,9 @@ class GlobalConcurrencyTests {
         pools.forEach(HikariDataSource::close);
     }
 
+    /** A node whose runs go in the ledger. */
     private WorkerRuntime node(JobStore store, QueueOptions options) {
-        WorkerRuntime runtime = WorkerRuntime.builder(store.dataSource()).store(store)
-                .pollInterval(Duration.ofMillis(200))
-                .handler("partner", Call.class, (call, job) -> {
-                    long start = System.nanoTime();
-                    runs.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
-                    Thread.sleep(call.napMillis());
-                    ledger.add(new long[] {start, System.nanoTime()});
-                }, options)
-                .build();
-        runtimes.add(runtime);
-        return runtime;
+        return countingNode(store, options, new AtomicInteger());
     }
 
     /** A node whose runs go in the ledger and are counted in {@code ran} as well. */
