@@ -24,13 +24,9 @@ final class PollerRoom {
 
     /**
      * Room for more jobs when only {@code slots} of the handler slots may run (a node's share of a
-     * cluster-wide cap): those slots plus the prefetch, less the jobs held.
+     * cluster-wide cap): those slots plus the prefetch, one job ahead at least (with no slot, one
+     * job ahead only), less the jobs held.
      */
-    int free(int slots) {
-        return Math.max(0, Math.min(slots, this.slots) + prefetch - held.get());
-    }
-
-    /** {@link #free(int)} with one job ahead at least, whatever the prefetch; with no slot, one job ahead only. */
     int freeAhead(int slots) {
         return Math.max(0, Math.min(slots, this.slots) + (slots == 0 ? 1 : Math.max(1, prefetch)) - held.get());
     }

@@ -241,11 +241,6 @@ public record QueueOptions(int concurrency, int batchSize, Duration lease, Retry
                 fairness, prefetch, maxAttempts, maxSnoozes, globalConcurrency, keyConcurrency);
     }
 
-    /** Whether the queue has a cluster-wide or a per-key cap in its configuration. */
-    public boolean capped() {
-        return globalConcurrency > 0 || keyConcurrency > 0;
-    }
-
     /** A job may snooze {@code maxSnoozes} times; its next snooze counts as a failed attempt. */
     public QueueOptions withMaxSnoozes(int maxSnoozes) {
         return new QueueOptions(concurrency, batchSize, lease, backoff, timeout, maxLeaseExpiries, breaker, ordering,
